@@ -12,6 +12,9 @@ export default defineConfig({
       extends: true as const,
       test: { name: glob.split('/')[0], include: [`${glob}/src/**/*.test.ts`, `${glob}/test/**/*.test.ts`] },
     })),
+    // Under CI a JSON report lets .ci/run print a plain "N passed, N failed" line.
+    reporters: process.env.CI ? ['default', 'json'] : ['default'],
+    outputFile: { json: '.ci/out/vitest.json' },
     allowOnly: false,
     passWithNoTests: false,
   },
