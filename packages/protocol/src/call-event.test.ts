@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { CALL_EVENT_NAMES, callEventSchema, classifyMediaError, MEDIA_ERROR_CLASSES } from './call-event.ts';
+
+describe('classifyMediaError', () => {
+  it.each([
+    ['NotAllowedError', 'permission_denied'],
+    ['NotReadableError', 'device_in_use'],
+    ['NotFoundError', 'device_not_found'],
+    ['OverconstrainedError', 'constraints_unsatisfied'],
+    ['AbortError', 'aborted'],
+    ['SecurityError', 'security'],
+    ['TypeError', 'type_error'],
+  ] as const)('classifies %s as %s', (errorName, expected) => {
+    expect(classifyMediaError(errorName)).toBe(expected);
+  });
+
+  it.each([
+    'QuotaExceededError',
+    'notallowederror',
+    '',
+    'constructor',
+    'toString',
+    '__proto__',
+    'hasOwnProperty',
+  ])('classifies %j as unknown', (errorName) => {
+    expect(classifyMediaError(errorName)).toBe('unknown');
+  });
+
+  it('only returns declared classes', () => {
+    expect(MEDIA_ERROR_CLASSES).toContain(classifyMediaError('AbortError'));
+  });
+});
+
+describe('callEventSchema', () => {
+  const pc = 'pc_01KAJBCH80XTQ0YDPAV81S476S';
+  const t = 1763700000000;
+
+  it('knows the 20 call event names of PROTOCOL.md §3', () => {
+    expect(CALL_EVENT_NAMES).toHaveLength(20);
+    expect(CALL_EVENT_NAMES).toContain('candidate_pair_change');
+  });
+
+  it('lets media_* and device_* events carry no pc, and requires pc on the others', () => {
+    expect(
+      callEventSchema.safeParse({
+        t,
+        type: 'call.event',
+        name: 'device_change',
+        audioinput: 1,
+        videoinput: 0,
+        audiooutput: 1,
+      }).success,
+    ).toBe(true);
+    expect(
+      callEventSchema.safeParse({
+        t,
+        type: 'call.event',
+        name: 'media_error',
+        errorName: 'NotFoundError',
+        class: 'device_not_found',
+      }).success,
+    ).toBe(true);
+    expect(callEventSchema.safeParse({ t, type: 'call.event', name: 'ice_restart' }).success).toBe(false);
+    expect(callEventSchema.safeParse({ t, type: 'call.event', pc, name: 'ice_restart' }).success).toBe(true);
+  });
+
+  it('allows freezeMs on track_unmuted only', () => {
+    const track = {
+      t,
+      type: 'call.event',
+      pc,
+      track: 'trk_1',
+      kind: 'video',
+      dir: 'in',
+      freezeMs: 2500,
+    } as const;
+    expect(callEventSchema.parse({ ...track, name: 'track_unmuted' })).toMatchObject({ freezeMs: 2500 });
+    expect(callEventSchema.parse({ ...track, name: 'track_muted' })).not.toHaveProperty('freezeMs');
+  });
+
+  it('reports the offending field of a known name', () => {
+    const result = callEventSchema.safeParse({
+      t,
+      type: 'call.event',
+      pc,
+      name: 'pc_closed',
+      durationMs: 'long',
+    });
+    expect(result.error?.issues.map((issue) => issue.path)).toEqual([['durationMs']]);
+  });
+});
