@@ -1,1 +1,2 @@
-export const placeholder = 2;
+export { scoreCall, scoreSample, scoreTrack } from './score.ts';
+export type { CallSample, TrackSample } from './types.ts';
