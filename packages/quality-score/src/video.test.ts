@@ -51,12 +51,13 @@ describe('video impairments', () => {
     expect(frameDropImpairment(20)).toBeCloseTo(40 * (1 - Math.exp(-1)), 12);
   });
 
-  it('resolution: 10 points per halving below 720 p, at most 30', () => {
+  it('resolution: 10 points per halving below 480 p, at most 30', () => {
     expect(resolutionImpairment(1080)).toBe(0);
     expect(resolutionImpairment(720)).toBe(0);
-    expect(resolutionImpairment(360)).toBeCloseTo(10, 12);
-    expect(resolutionImpairment(180)).toBeCloseTo(20, 12);
-    expect(resolutionImpairment(90)).toBeCloseTo(30, 12);
+    expect(resolutionImpairment(480)).toBe(0);
+    expect(resolutionImpairment(240)).toBeCloseTo(10, 12);
+    expect(resolutionImpairment(120)).toBeCloseTo(20, 12);
+    expect(resolutionImpairment(60)).toBeCloseTo(30, 12);
     expect(resolutionImpairment(10)).toBe(30);
     expect(resolutionImpairment(0)).toBe(30);
   });

@@ -29,10 +29,13 @@ export const FRAME_DROP_SCALE_PCT = 20;
 
 /** Impairment at or below {@link LOWEST_HEIGHT}. */
 export const RESOLUTION_WEIGHT = 30;
-/** Height with no impairment, pixels. */
-export const REFERENCE_HEIGHT = 720;
-/** Height with the full resolution impairment, pixels (three halvings below 720). */
-export const LOWEST_HEIGHT = 90;
+/**
+ * Height with no impairment, pixels. 480 p is what a good call commonly receives (simulcast
+ * layers, tiles in a gallery): going from 480 p to 720 p is not a quality problem worth points.
+ */
+export const REFERENCE_HEIGHT = 480;
+/** Height with the full resolution impairment, pixels (three halvings below 480). */
+export const LOWEST_HEIGHT = 60;
 
 const FREEZE_NORMALISER = 1 - Math.exp(-1 / FREEZE_SCALE);
 
@@ -73,7 +76,7 @@ export function frameDropImpairment(frameDropPct: number): number {
   return FRAME_DROP_WEIGHT * (1 - Math.exp(-frameDropPct / FRAME_DROP_SCALE_PCT));
 }
 
-/** 30 · clamp(ln(720 / h) / ln(720 / 90), 0, 1): 10 points per halving of the height below 720. */
+/** 30 · clamp(ln(480 / h) / ln(480 / 60), 0, 1): 10 points per halving of the height below 480. */
 export function resolutionImpairment(height: number): number {
   const halvings = Math.log(REFERENCE_HEIGHT / height) / Math.log(REFERENCE_HEIGHT / LOWEST_HEIGHT);
   return RESOLUTION_WEIGHT * Math.min(1, Math.max(0, halvings));
