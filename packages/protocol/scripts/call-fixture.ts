@@ -18,10 +18,12 @@
  *   `qualityLimitation` and `limitedBy...Pct` from qualityLimitationDurations; `rttMs` = the
  *   selected pair's totalRoundTripTime / responsesReceived; `availableOutgoingKbps` from the pair;
  *   `codec` = the codec's mimeType via codecId; `stalled` = no packets moved.
- * - no `score`: `@svc/quality-score` adds it.
+ * - `score` = `scoreSample` of `@svc/quality-score` over the sample, as the SDK sends it.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { scoreSample } from '@svc/quality-score';
+import { trackSampleSchema } from '../src/index.ts';
 
 type Stats = Record<string, unknown> & { id: string; type: string; timestamp: number };
 
@@ -328,6 +330,11 @@ export function callEventsOfDump(dumpName: string, dump: GetStatsDump): Array<Re
     const snapshot = snapshotOf(name);
     const connect = events.findLast((event) => event.pc === pc && event.name === 'candidate_pair_change');
     const index = peerConnectionNames.indexOf(name);
+    // The SDK sends each sample with its score (PROTOCOL.md §2); compute it the same way.
+    const score = scoreSample({
+      windowMs: context.windowMs,
+      tracks: trackSampleSchema.array().parse(tracks),
+    });
     events.push({
       t: snapshot,
       type: 'call.sample',
@@ -342,6 +349,7 @@ export function callEventsOfDump(dumpName: string, dump: GetStatsDump): Array<Re
         network: connect?.network,
       }),
       tracks,
+      ...(score === null ? {} : { score }),
     });
     events.push({ t: snapshot, type: 'call.event', pc, name: 'pc_closed', durationMs: snapshot - callStart });
   }

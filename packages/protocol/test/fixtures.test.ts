@@ -70,13 +70,12 @@ describe('the call chunk built from the Chromium dumps', () => {
     expect(committed).not.toMatch(/127\.0\.0\.1|::1|"address"|"port"|"ip"/);
   });
 
-  it('holds every dump as separate peer connections with samples and lifecycle events, and no score', () => {
+  it('holds every dump as separate peer connections with samples and lifecycle events', () => {
     const result = parseChunk(JSON.parse(committed));
     if (!result.success) throw new Error(result.error.message);
     const samples = result.chunk.events.filter((event) => event.type === 'call.sample');
     expect(samples).toHaveLength(8);
     expect(new Set(samples.map((sample) => sample.pc)).size).toBe(8);
-    expect(samples.every((sample) => sample.score === undefined)).toBe(true);
     const names = new Set(
       result.chunk.events.flatMap((event) => (event.type === 'call.event' ? [event.name] : [])),
     );
