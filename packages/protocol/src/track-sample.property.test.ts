@@ -4,6 +4,7 @@ import { jsonSchemaValidator } from '../test/validators.ts';
 import { trackSampleSchema } from './call-sample.ts';
 import { parseChunk } from './chunk.ts';
 import { PROTOCOL_LIMITS } from './limits.ts';
+import { isWireEventType } from './session-event.ts';
 
 const percentage = fc.double({ min: 0, max: 100, noNaN: true });
 const count = fc.integer({ min: 0, max: PROTOCOL_LIMITS.maxCount });
@@ -75,22 +76,7 @@ describe('parseChunk (property)', () => {
   );
   const unknown = fc
     .string({ minLength: 1, maxLength: 20 })
-    .filter(
-      (type) =>
-        ![
-          'rrweb',
-          'nav',
-          'error',
-          'custom',
-          'vital',
-          'identify',
-          'trigger',
-          'gap',
-          'governor',
-          'call.sample',
-          'call.event',
-        ].includes(type),
-    )
+    .filter((type) => !isWireEventType(type))
     .map((type) => ({ t, type, note: 'from a newer SDK' }));
 
   it('keeps every known event in order and reports every unknown one by index', () => {
