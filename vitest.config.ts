@@ -1,17 +1,38 @@
 import { defineConfig } from 'vitest/config';
 
 // Tests import workspace packages through the `@svc/source` export condition, so they run
-// against the TypeScript sources and need no build.
-const conditions = ['@svc/source', 'module', 'node', 'import', 'default'];
+// against the TypeScript sources and need no build. The condition is added to vite's defaults,
+// not instead of them (replacing them makes require() of CommonJS packages pick ESM builds).
+const source = '@svc/source';
+// vite 8's defaults (vite's defaultClientConditions / defaultServerConditions).
+const clientConditions = ['module', 'browser', 'development|production'];
+const serverConditions = ['module', 'node', 'development|production'];
+
+function project(folder: string, options: Record<string, unknown> = {}) {
+  return {
+    extends: true as const,
+    test: {
+      name: folder,
+      include: [`${folder}/*/src/**/*.test.ts`, `${folder}/*/test/**/*.test.ts`],
+      ...options,
+    },
+  };
+}
 
 export default defineConfig({
-  resolve: { conditions },
-  ssr: { resolve: { conditions, externalConditions: ['@svc/source'] } },
+  resolve: { conditions: [source, ...clientConditions] },
+  ssr: { resolve: { conditions: [source, ...serverConditions], externalConditions: [source] } },
   test: {
-    projects: ['packages/*', 'servers/*', 'examples/*'].map((glob) => ({
-      extends: true as const,
-      test: { name: glob.split('/')[0], include: [`${glob}/src/**/*.test.ts`, `${glob}/test/**/*.test.ts`] },
-    })),
+    projects: [
+      project('packages'),
+      project('examples'),
+      // The server's tests get one real PostgreSQL and one migrated PGlite template per run.
+      project('servers', {
+        globalSetup: ['servers/api/test/global-setup.ts'],
+        testTimeout: 30_000,
+        hookTimeout: 60_000,
+      }),
+    ],
     // Under CI a JSON report lets .ci/run print a plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.ci/out/vitest.json' },

@@ -1,0 +1,239 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Where relational data lives: the embedded PGlite store in the data directory (the default,
+ * no services to install), or PostgreSQL when `DATABASE_URL` is set.
+ */
+export type DatabaseConfiguration =
+  | { engine: 'pglite'; directory: string }
+  | { engine: 'postgres'; url: string; poolSize: number };
+
+/** Where chunk blobs live: files under the data directory (default), or S3-compatible storage. */
+export type BlobStoreConfiguration =
+  | { kind: 'file'; directory: string }
+  | {
+      kind: 's3';
+      bucket: string;
+      region: string;
+      endpoint?: string;
+      accessKeyId?: string;
+      secretAccessKey?: string;
+      forcePathStyle: boolean;
+      prefix?: string;
+    };
+
+/** The server's settings, read once from the environment at start-up. */
+export interface Configuration {
+  host: string;
+  port: number;
+  dataDirectory: string;
+  publicUrl: string;
+  /** Base64 of 32 bytes; when absent, a key file in the data directory is created and reused. */
+  masterKey?: string;
+  database: DatabaseConfiguration;
+  blobStore: BlobStoreConfiguration;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+/** Thrown by {@link loadConfiguration}: one line per bad setting, each naming the variable. */
+export class ConfigurationError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigurationError';
+    this.problems = problems;
+  }
+}
+
+const optionalText = z
+  .string()
+  .transform((value) => value.trim())
+  .pipe(z.string())
+  .optional()
+  .transform((value) => (value === '' ? undefined : value));
+
+const booleanText = z
+  .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+  .transform((value) => value === 'true' || value === '1');
+
+const environmentSchema = z.object({
+  HOST: optionalText.default('127.0.0.1'),
+  PORT: optionalText
+    .default('8080')
+    .transform(Number)
+    .pipe(
+      z
+        .number({ error: 'must be a port number' })
+        .int('must be a whole number')
+        .min(0, 'must be 0..65535')
+        .max(65_535, 'must be 0..65535'),
+    ),
+  SVC_DATA_DIR: optionalText.default('./data'),
+  SVC_PUBLIC_URL: optionalText.pipe(
+    z
+      .url({
+        protocol: /^https?$/,
+        error: 'must be an absolute http(s) URL, e.g. https://replay.example.com',
+      })
+      .optional(),
+  ),
+  SVC_MASTER_KEY: optionalText.pipe(
+    z
+      .string()
+      .refine((value) => isBase64Of32Bytes(value), {
+        message: 'must be the base64 of exactly 32 random bytes (generate one: openssl rand -base64 32)',
+      })
+      .optional(),
+  ),
+  SVC_LOG_LEVEL: optionalText
+    .default('info')
+    .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+  DATABASE_URL: optionalText.pipe(
+    z
+      .string()
+      .refine((value) => /^postgres(ql)?:\/\//.test(value) && URL.canParse(value), {
+        message:
+          'must be a postgres:// or postgresql:// URL, e.g. postgres://user:password@127.0.0.1:5432/svc',
+      })
+      .optional(),
+  ),
+  DATABASE_POOL_SIZE: optionalText
+    .default('10')
+    .transform(Number)
+    .pipe(z.number({ error: 'must be a number' }).int('must be a whole number').min(1).max(200)),
+  S3_BUCKET: optionalText,
+  S3_REGION: optionalText,
+  S3_ENDPOINT: optionalText.pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
+  S3_ACCESS_KEY_ID: optionalText,
+  S3_SECRET_ACCESS_KEY: optionalText,
+  S3_FORCE_PATH_STYLE: optionalText.pipe(booleanText.optional()),
+  S3_PREFIX: optionalText.pipe(
+    z
+      .string()
+      .regex(
+        /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/,
+        'must be key segments of letters, digits, _ . - joined by /',
+      )
+      .optional(),
+  ),
+});
+
+function isBase64Of32Bytes(value: string): boolean {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
+  return Buffer.from(value, 'base64').length === 32;
+}
+
+/**
+ * Reads and validates the server's settings from environment variables. Collects every problem
+ * before failing, so an operator fixes them in one go.
+ *
+ * @throws {ConfigurationError} with one line per bad variable
+ * @example
+ * ```ts
+ * const configuration = loadConfiguration(process.env);
+ * ```
+ */
+export function loadConfiguration(environment: Record<string, string | undefined>): Configuration {
+  const result = environmentSchema.safeParse(environment);
+  if (!result.success) {
+    throw new ConfigurationError(
+      result.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`),
+    );
+  }
+  const settings = result.data;
+  const problems: string[] = [];
+  const dataDirectory = resolve(settings.SVC_DATA_DIR);
+
+  const s3Variables = [
+    'S3_BUCKET',
+    'S3_REGION',
+    'S3_ENDPOINT',
+    'S3_ACCESS_KEY_ID',
+    'S3_SECRET_ACCESS_KEY',
+  ] as const;
+  const s3Requested = s3Variables.some((name) => settings[name] !== undefined);
+  if (s3Requested && settings.S3_BUCKET === undefined) {
+    problems.push('S3_BUCKET: required when any S3_* setting is given (it switches blobs to S3 storage)');
+  }
+  if ((settings.S3_ACCESS_KEY_ID === undefined) !== (settings.S3_SECRET_ACCESS_KEY === undefined)) {
+    problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: give both or neither');
+  }
+  if (problems.length > 0) throw new ConfigurationError(problems);
+
+  const port = settings.PORT;
+  const publicUrl = (settings.SVC_PUBLIC_URL ?? `http://${formatHost(settings.HOST)}:${port}`).replace(
+    /\/+$/,
+    '',
+  );
+
+  const configuration: Configuration = {
+    host: settings.HOST,
+    port,
+    dataDirectory,
+    publicUrl,
+    database:
+      settings.DATABASE_URL === undefined
+        ? { engine: 'pglite', directory: resolve(dataDirectory, 'pglite') }
+        : { engine: 'postgres', url: settings.DATABASE_URL, poolSize: settings.DATABASE_POOL_SIZE },
+    blobStore:
+      settings.S3_BUCKET === undefined
+        ? { kind: 'file', directory: resolve(dataDirectory, 'blobs') }
+        : {
+            kind: 's3',
+            bucket: settings.S3_BUCKET,
+            region: settings.S3_REGION ?? 'us-east-1',
+            forcePathStyle: settings.S3_FORCE_PATH_STYLE ?? settings.S3_ENDPOINT !== undefined,
+            ...(settings.S3_ENDPOINT === undefined ? {} : { endpoint: settings.S3_ENDPOINT }),
+            ...(settings.S3_ACCESS_KEY_ID === undefined ? {} : { accessKeyId: settings.S3_ACCESS_KEY_ID }),
+            ...(settings.S3_SECRET_ACCESS_KEY === undefined
+              ? {}
+              : { secretAccessKey: settings.S3_SECRET_ACCESS_KEY }),
+            ...(settings.S3_PREFIX === undefined ? {} : { prefix: settings.S3_PREFIX }),
+          },
+    logLevel: settings.SVC_LOG_LEVEL,
+  };
+  if (settings.SVC_MASTER_KEY !== undefined) configuration.masterKey = settings.SVC_MASTER_KEY;
+  return configuration;
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * The configuration with secrets replaced, for logs and the start-up banner.
+ *
+ * @example
+ * ```ts
+ * logger.info({ configuration: describeConfiguration(configuration) }, 'starting');
+ * ```
+ */
+export function describeConfiguration(configuration: Configuration): Record<string, unknown> {
+  const database =
+    configuration.database.engine === 'pglite'
+      ? configuration.database
+      : { ...configuration.database, url: redactUrl(configuration.database.url) };
+  const blobStore =
+    configuration.blobStore.kind === 's3' && configuration.blobStore.secretAccessKey !== undefined
+      ? { ...configuration.blobStore, secretAccessKey: '[redacted]' }
+      : configuration.blobStore;
+  return {
+    host: configuration.host,
+    port: configuration.port,
+    dataDirectory: configuration.dataDirectory,
+    publicUrl: configuration.publicUrl,
+    masterKey:
+      configuration.masterKey === undefined ? 'key file in the data directory' : '[from SVC_MASTER_KEY]',
+    database,
+    blobStore,
+    logLevel: configuration.logLevel,
+  };
+}
+
+function redactUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password !== '') parsed.password = 'redacted';
+  return parsed.toString();
+}

@@ -1,0 +1,228 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
+import { createDatabase } from './database.ts';
+import { isUniqueViolation } from './errors.ts';
+import { MIGRATIONS, migrateToLatest } from './migrate.ts';
+
+describe.each(ENGINES)('database on %s', (engine) => {
+  let handle: TestDatabase;
+  beforeAll(async () => {
+    handle = await openTestDatabase(engine);
+  });
+  afterAll(async () => {
+    await handle?.dispose();
+  });
+
+  async function insertProject(id: string) {
+    await handle.database
+      .insertInto('organizations')
+      .values({ id: `org_${id}`, name: 'Acme' })
+      .onConflict((conflict) => conflict.doNothing())
+      .execute();
+    await handle.database
+      .insertInto('projects')
+      .values({
+        id: `proj_${id}`,
+        organization_id: `org_${id}`,
+        name: 'Web app',
+        project_key: `pk_${id}`,
+        previous_project_key: null,
+        previous_project_key_expires_at: null,
+        wrapped_data_key: new Uint8Array([1, 2, 3, 250]),
+        settings: JSON.stringify({ webrtc: { enabled: true }, allowedOrigins: ['https://app.example.com'] }),
+      })
+      .execute();
+  }
+
+  it('has every migration applied, and migrating again applies nothing', async () => {
+    const tables = await handle.database.introspection.getTables();
+    expect(tables.map((table) => table.name).sort()).toEqual(
+      ['api_tokens', 'chunks', 'organizations', 'projects', 'sessions', 'share_links'].sort(),
+    );
+    expect(await migrateToLatest(handle.database)).toEqual([]);
+    const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(
+      handle.database,
+    );
+    expect(applied.rows.map((row) => row.name)).toEqual(Object.keys(MIGRATIONS));
+  });
+
+  it('returns the same JavaScript types on both engines', async () => {
+    await insertProject('types');
+    const startedAt = new Date('2026-11-21T10:00:00.123Z');
+    await handle.database
+      .insertInto('sessions')
+      .values({
+        project_id: 'proj_types',
+        id: 'ses_types',
+        visit_id: null,
+        started_at: startedAt,
+        last_event_at: startedAt,
+        duration_ms: 3_600_000_123,
+        stored_bytes: 2 ** 40,
+        url: 'https://app.example.com/',
+        referrer: null,
+        user_agent: null,
+        browser_name: 'Chrome',
+        browser_version: '142',
+        os_name: 'Linux',
+        os_version: null,
+        device: 'desktop',
+        viewport_width: 1280,
+        viewport_height: 720,
+        release: null,
+        environment: null,
+        user_id: null,
+        user_email: null,
+        user_name: null,
+        recording_mode: 'always',
+        sdk_name: '@svc/browser-sdk',
+        sdk_version: '0.1.0',
+        level: null,
+      })
+      .execute();
+    const session = await handle.database
+      .selectFrom('sessions')
+      .selectAll()
+      .where('project_id', '=', 'proj_types')
+      .executeTakeFirstOrThrow();
+    expect(session.started_at).toBeInstanceOf(Date);
+    expect(session.started_at.toISOString()).toBe('2026-11-21T10:00:00.123Z');
+    expect(session.duration_ms).toBe(3_600_000_123);
+    expect(session.stored_bytes).toBe(2 ** 40);
+    expect(session.chunk_count).toBe(0);
+    expect(session.max_seq).toBe(-1);
+
+    const project = await handle.database
+      .selectFrom('projects')
+      .selectAll()
+      .where('id', '=', 'proj_types')
+      .executeTakeFirstOrThrow();
+    expect(project.wrapped_data_key).toBeInstanceOf(Uint8Array);
+    expect([...project.wrapped_data_key]).toEqual([1, 2, 3, 250]);
+    expect(project.settings).toEqual({
+      webrtc: { enabled: true },
+      allowedOrigins: ['https://app.example.com'],
+    });
+  });
+
+  it('rolls a failed transaction back completely', async () => {
+    await expect(
+      handle.database.transaction().execute(async (transaction) => {
+        await transaction.insertInto('organizations').values({ id: 'org_rollback', name: 'Gone' }).execute();
+        await transaction
+          .insertInto('organizations')
+          .values({ id: 'org_rollback', name: 'Duplicate' })
+          .execute();
+      }),
+    ).rejects.toSatisfy(isUniqueViolation);
+    const rows = await handle.database
+      .selectFrom('organizations')
+      .where('id', '=', 'org_rollback')
+      .selectAll()
+      .execute();
+    expect(rows).toEqual([]);
+  });
+
+  it('reports unique violations the same way on both engines', async () => {
+    await insertProject('unique');
+    const error = await insertProject('unique').catch((caught: unknown) => caught);
+    expect(isUniqueViolation(error)).toBe(true);
+    expect(isUniqueViolation(new Error('other'))).toBe(false);
+  });
+
+  it('serialises concurrent read-modify-write transactions without losing updates', async () => {
+    await insertProject('counter');
+    const sessionId = `ses_${randomBytes(4).toString('hex')}`;
+    const now = new Date();
+    await handle.database
+      .insertInto('sessions')
+      .values({
+        project_id: 'proj_counter',
+        id: sessionId,
+        visit_id: null,
+        started_at: now,
+        last_event_at: now,
+        url: null,
+        referrer: null,
+        user_agent: null,
+        browser_name: null,
+        browser_version: null,
+        os_name: null,
+        os_version: null,
+        device: null,
+        viewport_width: null,
+        viewport_height: null,
+        release: null,
+        environment: null,
+        user_id: null,
+        user_email: null,
+        user_name: null,
+        recording_mode: null,
+        sdk_name: null,
+        sdk_version: null,
+        level: null,
+      })
+      .execute();
+    await Promise.all(
+      Array.from({ length: 25 }, () =>
+        handle.database.transaction().execute(async (transaction) => {
+          const row = await transaction
+            .selectFrom('sessions')
+            .select('chunk_count')
+            .where('project_id', '=', 'proj_counter')
+            .where('id', '=', sessionId)
+            .forUpdate()
+            .executeTakeFirstOrThrow();
+          await transaction
+            .updateTable('sessions')
+            .set({ chunk_count: row.chunk_count + 1 })
+            .where('project_id', '=', 'proj_counter')
+            .where('id', '=', sessionId)
+            .execute();
+        }),
+      ),
+    );
+    const row = await handle.database
+      .selectFrom('sessions')
+      .select('chunk_count')
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
+    expect(row.chunk_count).toBe(25);
+  });
+
+  it('answers check() while open', async () => {
+    await expect(handle.check()).resolves.toBeUndefined();
+  });
+});
+
+describe('database on postgres: several server processes', () => {
+  it('migrates an empty database from several connections at once, exactly once', async () => {
+    const fresh = await openTestDatabase('postgres');
+    try {
+      await sql`drop table if exists share_links, chunks, sessions, api_tokens, projects, organizations, kysely_migration, kysely_migration_lock cascade`.execute(
+        fresh.database,
+      );
+      const handles = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          createDatabase({ engine: 'postgres', url: fresh.location, poolSize: 2 }),
+        ),
+      );
+      const applied = await Promise.all(handles.map((each) => migrateToLatest(each.database)));
+      expect(applied.flat()).toEqual(Object.keys(MIGRATIONS));
+      await Promise.all(handles.map((each) => each.close()));
+    } finally {
+      await fresh.dispose();
+    }
+  });
+});
+
+describe('database on pglite: closing', () => {
+  it('fails check() after close', async () => {
+    const fresh = await openTestDatabase('pglite');
+    await fresh.close();
+    await expect(fresh.check()).rejects.toThrow();
+    await fresh.dispose();
+  });
+});

@@ -1,0 +1,38 @@
+import type { Kysely } from 'kysely';
+import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
+import * as initial from './migrations/2026-11-22-initial.ts';
+
+/**
+ * Every migration, by name, in order. Imported statically (not read from a folder at run time)
+ * so the list is the same however the server is packaged. Names are date-prefixed.
+ */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '2026-11-22-initial': initial,
+};
+
+/**
+ * Brings the schema up to date. Safe to run from several processes at once: kysely takes a
+ * lock (a Postgres advisory lock) around the migration run.
+ *
+ * @example
+ * ```ts
+ * const applied = await migrateToLatest(database);
+ * ```
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema, like the migrations
+export async function migrateToLatest(database: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({
+    db: database,
+    provider: { getMigrations: async () => ({ ...MIGRATIONS }) },
+  });
+  const result: MigrationResultSet = await migrator.migrateToLatest();
+  if (result.error !== undefined) {
+    const failed = result.results?.find((migration) => migration.status === 'Error');
+    throw new Error(`Migration ${failed?.migrationName ?? '(unknown)'} failed: ${String(result.error)}`, {
+      cause: result.error,
+    });
+  }
+  return (result.results ?? [])
+    .filter((migration) => migration.status === 'Success')
+    .map((migration) => migration.migrationName);
+}

@@ -1,0 +1,16 @@
+import type { ApiTokensTable } from './tables/api-tokens.table.ts';
+import type { ChunksTable } from './tables/chunks.table.ts';
+import type { OrganizationsTable } from './tables/organizations.table.ts';
+import type { ProjectsTable } from './tables/projects.table.ts';
+import type { SessionsTable } from './tables/sessions.table.ts';
+import type { ShareLinksTable } from './tables/share-links.table.ts';
+
+/** Every table the server reads and writes, for `Kysely<Database>`. */
+export interface Database {
+  organizations: OrganizationsTable;
+  projects: ProjectsTable;
+  api_tokens: ApiTokensTable;
+  sessions: SessionsTable;
+  chunks: ChunksTable;
+  share_links: ShareLinksTable;
+}

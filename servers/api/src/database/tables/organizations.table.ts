@@ -1,0 +1,10 @@
+import type { ColumnType, Insertable, Selectable } from 'kysely';
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
+export type Organization = Selectable<OrganizationsTable>;
+export type NewOrganization = Insertable<OrganizationsTable>;

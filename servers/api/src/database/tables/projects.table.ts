@@ -1,0 +1,18 @@
+import type { ColumnType, Insertable, JSONColumnType, Selectable, Updateable } from 'kysely';
+
+export interface ProjectsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  project_key: string;
+  previous_project_key: string | null;
+  previous_project_key_expires_at: Date | null;
+  wrapped_data_key: Uint8Array;
+  settings: JSONColumnType<Record<string, unknown>>;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export type Project = Selectable<ProjectsTable>;
+export type NewProject = Insertable<ProjectsTable>;
+export type ProjectUpdate = Updateable<ProjectsTable>;
