@@ -1,0 +1,13 @@
+export { EncryptionError, type EncryptionErrorCode } from './encryption-error.ts';
+export {
+  createDataKey,
+  openBlob,
+  SEALED_BLOB_OVERHEAD,
+  SEALED_BLOB_VERSION,
+  sealBlob,
+  unwrapDataKey,
+  WRAPPED_KEY_LENGTH,
+  WRAPPED_KEY_VERSION,
+} from './envelope.ts';
+export type { DataKey, MasterKey } from './keys.ts';
+export { type LoadMasterKeyOptions, loadMasterKey, MASTER_KEY_FILE_NAME } from './master-key.ts';
