@@ -4,9 +4,10 @@ import { defineConfig } from 'vitest/config';
 // against the TypeScript sources and need no build. The condition is added to vite's defaults,
 // not instead of them (replacing them makes require() of CommonJS packages pick ESM builds).
 const source = '@svc/source';
-// vite 8's defaults (vite's defaultClientConditions / defaultServerConditions).
+// vite 8's client defaults. On the server side, resolve as Node does: without vite's `module`
+// condition, which makes packages such as the AWS SDK resolve to builds meant for bundlers.
 const clientConditions = ['module', 'browser', 'development|production'];
-const serverConditions = ['module', 'node', 'development|production'];
+const serverConditions = ['node', 'development|production'];
 
 function project(folder: string, options: Record<string, unknown> = {}) {
   return {
@@ -21,7 +22,7 @@ function project(folder: string, options: Record<string, unknown> = {}) {
 
 export default defineConfig({
   resolve: { conditions: [source, ...clientConditions] },
-  ssr: { resolve: { conditions: [source, ...serverConditions], externalConditions: [source] } },
+  ssr: { resolve: { conditions: [source, ...serverConditions] } },
   test: {
     projects: [
       project('packages'),

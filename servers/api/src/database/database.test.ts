@@ -39,7 +39,15 @@ describe.each(ENGINES)('database on %s', (engine) => {
   it('has every migration applied, and migrating again applies nothing', async () => {
     const tables = await handle.database.introspection.getTables();
     expect(tables.map((table) => table.name).sort()).toEqual(
-      ['api_tokens', 'chunks', 'organizations', 'projects', 'sessions', 'share_links'].sort(),
+      [
+        'api_tokens',
+        'chunks',
+        'organizations',
+        'projects',
+        'session_signals',
+        'sessions',
+        'share_links',
+      ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);
     const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(
@@ -201,7 +209,7 @@ describe('database on postgres: several server processes', () => {
   it('migrates an empty database from several connections at once, exactly once', async () => {
     const fresh = await openTestDatabase('postgres');
     try {
-      await sql`drop table if exists share_links, chunks, sessions, api_tokens, projects, organizations, kysely_migration, kysely_migration_lock cascade`.execute(
+      await sql`drop table if exists share_links, session_signals, chunks, sessions, api_tokens, projects, organizations, kysely_migration, kysely_migration_lock cascade`.execute(
         fresh.database,
       );
       const handles = await Promise.all(

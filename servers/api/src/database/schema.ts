@@ -2,6 +2,7 @@ import type { ApiTokensTable } from './tables/api-tokens.table.ts';
 import type { ChunksTable } from './tables/chunks.table.ts';
 import type { OrganizationsTable } from './tables/organizations.table.ts';
 import type { ProjectsTable } from './tables/projects.table.ts';
+import type { SessionSignalsTable } from './tables/session-signals.table.ts';
 import type { SessionsTable } from './tables/sessions.table.ts';
 import type { ShareLinksTable } from './tables/share-links.table.ts';
 
@@ -12,5 +13,6 @@ export interface Database {
   api_tokens: ApiTokensTable;
   sessions: SessionsTable;
   chunks: ChunksTable;
+  session_signals: SessionSignalsTable;
   share_links: ShareLinksTable;
 }

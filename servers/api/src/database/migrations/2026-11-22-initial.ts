@@ -123,6 +123,38 @@ export async function up(database: AnyDatabase): Promise<void> {
     .addForeignKeyConstraint('chunks_session', ['project_id', 'session_id'], 'sessions', ['project_id', 'id'])
     .execute();
 
+  // What a session signals, indexed at ingest from its events: errors, custom events with a
+  // severity, SDK gaps and recording triggers (and, later, detector findings). The session's
+  // issues, its gaps and its `level` come from here.
+  await database.schema
+    .createTable('session_signals')
+    .addColumn('project_id', 'text', (column) => column.notNull())
+    .addColumn('session_id', 'text', (column) => column.notNull())
+    .addColumn('seq', 'integer', (column) => column.notNull())
+    // Position of the event in its chunk's events array.
+    .addColumn('event_index', 'integer', (column) => column.notNull())
+    .addColumn('t', 'timestamptz', (column) => column.notNull())
+    // 'error' | 'custom' | 'gap' | 'trigger'
+    .addColumn('kind', 'text', (column) => column.notNull())
+    // critical | high | medium | low | info
+    .addColumn('severity', 'text', (column) => column.notNull())
+    // error name / custom event name / gap reason / trigger name
+    .addColumn('name', 'text', (column) => column.notNull())
+    .addColumn('message', 'text')
+    .addColumn('details', 'jsonb', (column) => column.notNull().defaultTo(sql`'{}'::jsonb`))
+    .addPrimaryKeyConstraint('session_signals_pkey', ['project_id', 'session_id', 'seq', 'event_index'])
+    .addForeignKeyConstraint('session_signals_chunk', ['project_id', 'session_id', 'seq'], 'chunks', [
+      'project_id',
+      'session_id',
+      'seq',
+    ])
+    .execute();
+  await database.schema
+    .createIndex('session_signals_project_kind_t')
+    .on('session_signals')
+    .columns(['project_id', 'kind', 't'])
+    .execute();
+
   await database.schema
     .createTable('share_links')
     .addColumn('id', 'text', (column) => column.primaryKey())
@@ -139,7 +171,15 @@ export async function up(database: AnyDatabase): Promise<void> {
 }
 
 export async function down(database: AnyDatabase): Promise<void> {
-  for (const table of ['share_links', 'chunks', 'sessions', 'api_tokens', 'projects', 'organizations']) {
+  for (const table of [
+    'share_links',
+    'session_signals',
+    'chunks',
+    'sessions',
+    'api_tokens',
+    'projects',
+    'organizations',
+  ]) {
     await database.schema.dropTable(table).execute();
   }
 }

@@ -1,0 +1,116 @@
+import swagger from '@fastify/swagger';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
+import {
+  hasZodFastifySchemaValidationErrors,
+  isResponseSerializationError,
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+} from 'fastify-type-provider-zod';
+import { ApiError } from './errors.ts';
+import { authenticationPlugin } from './plugins/authentication.ts';
+import { type Services, servicesPlugin } from './plugins/services.ts';
+import configRoutes from './routes/config/index.ts';
+import healthRoutes from './routes/health/index.ts';
+import projectRoutes from './routes/projects/index.ts';
+
+/**
+ * The application as a Fastify plugin: external services → app plugins → routes. It never opens
+ * or closes the services it is given (the process in server.ts owns them), so tests build it
+ * around a test database and call `app.inject`.
+ */
+export default async function app(fastify: FastifyInstance, services: Services) {
+  fastify.setValidatorCompiler(validatorCompiler);
+  fastify.setSerializerCompiler(serializerCompiler);
+
+  await fastify.register(swagger, {
+    openapi: {
+      info: {
+        title: 'svc: session replay and call quality',
+        version: '0.1.0',
+        description:
+          'REST API of the reference server. Errors are { error, code }; lists are { items, nextCursor? }.',
+      },
+      components: {
+        securitySchemes: { apiToken: { type: 'http', scheme: 'bearer' } },
+      },
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  await fastify.register(servicesPlugin, services);
+  await fastify.register(authenticationPlugin);
+
+  fastify.setErrorHandler(handleError);
+  fastify.setNotFoundHandler((request, reply) => {
+    reply
+      .code(404)
+      .send({ error: `No route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' });
+  });
+
+  await fastify.register(healthRoutes);
+  await fastify.register(configRoutes, { prefix: '/v1' });
+  await fastify.register(projectRoutes, { prefix: '/v1/projects' });
+
+  fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
+}
+
+/** Every error becomes `{ error, code }`; 5xx messages are masked (the log keeps the detail). */
+function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof ApiError) {
+    return reply.code(error.status).send({ error: error.message, code: error.code });
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const details = error.validation
+      .slice(0, 5)
+      .map((issue) => `${issue.instancePath || error.validationContext || 'request'}: ${issue.message}`)
+      .join('; ');
+    return reply
+      .code(400)
+      .send({ error: `Invalid ${error.validationContext ?? 'request'}: ${details}`, code: 'invalid' });
+  }
+  if (isResponseSerializationError(error)) {
+    request.log.error({ err: error }, 'response did not match its schema');
+    return reply.code(500).send({ error: 'Internal server error', code: 'internal' });
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 500) {
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ error: 'Internal server error', code: 'internal' });
+  }
+  // Fastify's own 4xx: bad JSON, body too large (413), unsupported media type (415), ...
+  const code = status === 401 || status === 403 ? 'unauthorized' : status === 404 ? 'not_found' : 'invalid';
+  return reply.code(status).send({ error: error.message, code });
+}
+
+/**
+ * Builds a ready Fastify instance around the services, with the server's defaults (JSON logs,
+ * request ids, bounded bodies). `fastifyOptions` overrides them (tests pass `logger: false`).
+ *
+ * @example
+ * ```ts
+ * const fastify = await buildApp(services, { logger: false });
+ * const response = await fastify.inject({ method: 'GET', url: '/healthz' });
+ * ```
+ */
+export async function buildApp(
+  services: Services,
+  fastifyOptions: FastifyServerOptions = {},
+): Promise<FastifyInstance> {
+  const fastify = Fastify({
+    logger: { level: services.configuration.logLevel },
+    bodyLimit: 1024 * 1024,
+    requestIdHeader: 'x-request-id',
+    return503OnClosing: true,
+    ...fastifyOptions,
+  });
+  await fastify.register(app, services);
+  await fastify.ready();
+  return fastify;
+}

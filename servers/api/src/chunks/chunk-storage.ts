@@ -1,0 +1,70 @@
+import { promisify } from 'node:util';
+import { deflate, inflate } from 'node:zlib';
+import { type DataKey, type MasterKey, openBlob, sealBlob, unwrapDataKey } from '../crypto/index.ts';
+import type { Project } from '../database/tables/projects.table.ts';
+
+const deflateAsync = promisify(deflate);
+const inflateAsync = promisify(inflate);
+
+/**
+ * Where a chunk's blob lives. Every part is an id the server validated (`proj_…`, `ses_…`, an
+ * integer seq), so keys never carry user-controlled path syntax.
+ */
+export function chunkBlobKey(projectId: string, sessionId: string, seq: number): string {
+  return `projects/${projectId}/sessions/${sessionId}/${String(seq).padStart(10, '0')}.chunk`;
+}
+
+/** Binds a sealed chunk to its place: a blob copied to another session or seq does not open. */
+export function chunkAssociatedData(projectId: string, sessionId: string, seq: number): string {
+  return `svc:chunk:v1:${projectId}/${sessionId}/${seq}`;
+}
+
+/**
+ * What is stored for a chunk: the chunk's JSON bytes exactly as the client sent them (after
+ * inflating the transfer encoding), deflated, then sealed with the project's data key
+ * (AES-256-GCM) and bound to `(project, session, seq)`.
+ */
+export async function sealChunk(
+  dataKey: DataKey,
+  jsonBytes: Uint8Array,
+  place: { projectId: string; sessionId: string; seq: number },
+): Promise<Uint8Array> {
+  const compressed = await deflateAsync(jsonBytes);
+  return sealBlob(dataKey, compressed, chunkAssociatedData(place.projectId, place.sessionId, place.seq));
+}
+
+/** The chunk's JSON bytes, byte-identical to what the client sent. Throws on tampering. */
+export async function openChunk(
+  dataKey: DataKey,
+  sealed: Uint8Array,
+  place: { projectId: string; sessionId: string; seq: number },
+): Promise<Uint8Array> {
+  const compressed = openBlob(
+    dataKey,
+    sealed,
+    chunkAssociatedData(place.projectId, place.sessionId, place.seq),
+  );
+  return new Uint8Array(await inflateAsync(compressed));
+}
+
+const dataKeys = new WeakMap<MasterKey, Map<string, DataKey>>();
+
+/** The project's data key, unwrapped once per process and project (and per wrapped key). */
+export function projectDataKey(
+  masterKey: MasterKey,
+  project: Pick<Project, 'id' | 'wrapped_data_key'>,
+): DataKey {
+  let byProject = dataKeys.get(masterKey);
+  if (byProject === undefined) {
+    byProject = new Map();
+    dataKeys.set(masterKey, byProject);
+  }
+  const cacheKey = `${project.id}:${Buffer.from(project.wrapped_data_key).toString('base64')}`;
+  let dataKey = byProject.get(cacheKey);
+  if (dataKey === undefined) {
+    dataKey = unwrapDataKey(masterKey, project.wrapped_data_key);
+    if (byProject.size >= 10_000) byProject.clear();
+    byProject.set(cacheKey, dataKey);
+  }
+  return dataKey;
+}

@@ -1,0 +1,93 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { createDataKey, type MasterKey } from '../crypto/index.ts';
+import type { Database } from '../database/schema.ts';
+import type { Project } from '../database/tables/projects.table.ts';
+import { createId } from '../ids.ts';
+import { createProjectKey } from '../secrets.ts';
+import { DEFAULT_PROJECT_SETTINGS, type ProjectSettings } from '../settings.ts';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** How long a rotated project key keeps working, so pages already deployed keep recording. */
+export const PROJECT_KEY_GRACE_HOURS = 24;
+
+export async function createProject(
+  database: Executor,
+  options: { organizationId: string; name: string; masterKey: MasterKey },
+): Promise<Project> {
+  const { wrappedKey } = createDataKey(options.masterKey);
+  return database
+    .insertInto('projects')
+    .values({
+      id: createId('proj'),
+      organization_id: options.organizationId,
+      name: options.name,
+      project_key: createProjectKey(),
+      previous_project_key: null,
+      previous_project_key_expires_at: null,
+      wrapped_data_key: wrappedKey,
+      settings: JSON.stringify(DEFAULT_PROJECT_SETTINGS),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findProjectById(database: Executor, id: string): Promise<Project | undefined> {
+  return database.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The project a (current, or rotated and not yet expired) project key belongs to. */
+export async function findProjectByKey(
+  database: Executor,
+  key: string,
+  now = new Date(),
+): Promise<Project | undefined> {
+  return database
+    .selectFrom('projects')
+    .selectAll()
+    .where((where) =>
+      where.or([
+        where('project_key', '=', key),
+        where.and([
+          where('previous_project_key', '=', key),
+          where('previous_project_key_expires_at', '>', now),
+        ]),
+      ]),
+    )
+    .executeTakeFirst();
+}
+
+/**
+ * Gives the project a new key. The old key keeps working for {@link PROJECT_KEY_GRACE_HOURS}
+ * (a key rotated before that replaces the previous one at once).
+ */
+export async function rotateProjectKey(
+  database: Executor,
+  projectId: string,
+  now = new Date(),
+): Promise<Project> {
+  return database
+    .updateTable('projects')
+    .set({
+      previous_project_key: sql`project_key`,
+      previous_project_key_expires_at: new Date(now.getTime() + PROJECT_KEY_GRACE_HOURS * 3_600_000),
+      project_key: createProjectKey(),
+      updated_at: now,
+    })
+    .where('id', '=', projectId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function updateProjectSettings(
+  database: Executor,
+  projectId: string,
+  settings: ProjectSettings,
+): Promise<Project> {
+  return database
+    .updateTable('projects')
+    .set({ settings: JSON.stringify(settings), updated_at: new Date() })
+    .where('id', '=', projectId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}

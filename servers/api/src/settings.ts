@@ -1,0 +1,123 @@
+import { thresholdOverridesSchema } from '@svc/detectors/thresholds-schema';
+import { z } from 'zod';
+
+const originSchema = z
+  .string()
+  .max(2048)
+  .refine(
+    (value) => {
+      if (value === '*') return false;
+      if (!URL.canParse(value)) return false;
+      const url = new URL(value);
+      return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+    },
+    { message: 'must be an origin such as https://app.example.com (scheme, host and port only, no path)' },
+  );
+
+const triggerNameSchema = z.string().min(1).max(128);
+
+const webrtcSettingsSchema = z.strictObject({
+  /** Loads the SDK's lazy WebRTC collector. */
+  enabled: z.boolean(),
+  sampleIntervalSec: z.int().min(1).max(300),
+  captureSdp: z.boolean(),
+  emitOnThresholdCross: z.boolean(),
+  maxPeerConnections: z.int().min(1).max(64),
+});
+
+const recordingSettingsSchema = z.strictObject({
+  /** `always` keeps every session; `conditional` keeps a session only when a trigger fires. */
+  mode: z.enum(['always', 'conditional']),
+  triggers: z.array(triggerNameSchema).max(100),
+  monitorModeAfterMinutes: z
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .nullable(),
+  monitorTriggers: z.array(triggerNameSchema).max(100),
+});
+
+const privacySettingsSchema = z.strictObject({
+  /** `strict` masks all text and inputs and never captures SDP. */
+  mode: z.enum(['standard', 'strict']),
+});
+
+/**
+ * A project's settings: what the SDK receives from `GET /v1/config` (collector switch and
+ * options, recording mode and triggers, privacy strictness, detector thresholds) and which
+ * browser origins may ingest. Stored as JSON on the project row, always complete.
+ */
+export const projectSettingsSchema = z.strictObject({
+  webrtc: webrtcSettingsSchema,
+  recording: recordingSettingsSchema,
+  privacy: privacySettingsSchema,
+  /** Overrides of the detectors' DEFAULT_THRESHOLDS (validated and bounded by @svc/detectors). */
+  detectorThresholds: thresholdOverridesSchema,
+  /** Browser origins allowed to ingest; empty allows any origin (project keys are public anyway). */
+  allowedOrigins: z.array(originSchema).max(100),
+});
+
+export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
+
+/** The settings of a new project. */
+export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = {
+  webrtc: {
+    enabled: false,
+    sampleIntervalSec: 5,
+    captureSdp: false,
+    emitOnThresholdCross: true,
+    maxPeerConnections: 8,
+  },
+  recording: { mode: 'always', triggers: [], monitorModeAfterMinutes: null, monitorTriggers: [] },
+  privacy: { mode: 'standard' },
+  detectorThresholds: {},
+  allowedOrigins: [],
+};
+
+/**
+ * The body of `PATCH /v1/projects/{id}`: any group, and any field within a group, may be left
+ * out; `detectorThresholds` and `allowedOrigins` are replaced as a whole when given.
+ */
+export const projectSettingsPatchSchema = z.strictObject({
+  webrtc: webrtcSettingsSchema.partial().optional(),
+  recording: recordingSettingsSchema.partial().optional(),
+  privacy: privacySettingsSchema.partial().optional(),
+  detectorThresholds: thresholdOverridesSchema.optional(),
+  allowedOrigins: z.array(originSchema).max(100).optional(),
+});
+
+export type ProjectSettingsPatch = z.infer<typeof projectSettingsPatchSchema>;
+
+/** Applies a patch to complete settings; the result is validated again. */
+export function applySettingsPatch(settings: ProjectSettings, patch: ProjectSettingsPatch): ProjectSettings {
+  return projectSettingsSchema.parse({
+    webrtc: { ...settings.webrtc, ...patch.webrtc },
+    recording: { ...settings.recording, ...patch.recording },
+    privacy: { ...settings.privacy, ...patch.privacy },
+    detectorThresholds: patch.detectorThresholds ?? settings.detectorThresholds,
+    allowedOrigins: patch.allowedOrigins ?? settings.allowedOrigins,
+  });
+}
+
+/**
+ * Reads stored settings, filling what an older version of the server did not store yet. A row
+ * that no longer validates falls back to the defaults group by group, never failing a request.
+ */
+export function readSettings(stored: unknown): ProjectSettings {
+  const value = typeof stored === 'object' && stored !== null ? (stored as Record<string, unknown>) : {};
+  const group = <Key extends keyof ProjectSettings>(key: Key, schema: z.ZodType<ProjectSettings[Key]>) => {
+    const merged =
+      typeof DEFAULT_PROJECT_SETTINGS[key] === 'object' && !Array.isArray(DEFAULT_PROJECT_SETTINGS[key])
+        ? { ...(DEFAULT_PROJECT_SETTINGS[key] as object), ...((value[key] as object | undefined) ?? {}) }
+        : (value[key] ?? DEFAULT_PROJECT_SETTINGS[key]);
+    const result = schema.safeParse(merged);
+    return result.success ? result.data : DEFAULT_PROJECT_SETTINGS[key];
+  };
+  return {
+    webrtc: group('webrtc', webrtcSettingsSchema),
+    recording: group('recording', recordingSettingsSchema),
+    privacy: group('privacy', privacySettingsSchema),
+    detectorThresholds: group('detectorThresholds', thresholdOverridesSchema),
+    allowedOrigins: group('allowedOrigins', z.array(originSchema).max(100)),
+  };
+}

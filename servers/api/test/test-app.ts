@@ -1,0 +1,83 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.ts';
+import { createFileBlobStore } from '../src/blob-store/index.ts';
+import { type Configuration, loadConfiguration } from '../src/config.ts';
+import { loadMasterKey } from '../src/crypto/index.ts';
+import type { Project } from '../src/database/tables/projects.table.ts';
+import { createApiTokenRecord } from '../src/repositories/api-tokens.ts';
+import { createOrganization } from '../src/repositories/organizations.ts';
+import { createProject } from '../src/repositories/projects.ts';
+import { type Engine, openTestDatabase, type TestDatabase } from './test-database.ts';
+
+/** A project with an API token, as a test client sees it. */
+export interface TestProject {
+  project: Project;
+  projectKey: string;
+  apiToken: string;
+  /** `{ authorization: 'Bearer …' }` for `app.inject`. */
+  headers: { authorization: string };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: TestDatabase;
+  configuration: Configuration;
+  dataDirectory: string;
+  /** Creates another organization + project + token (for isolation tests). */
+  createProject(name?: string): Promise<TestProject>;
+  /** The project created with the app. */
+  first: TestProject;
+  close(): Promise<void>;
+}
+
+/**
+ * The app around a fresh database of `engine`, file blobs and a key file in a temporary data
+ * directory, and one project with a token.
+ */
+export async function createTestApp(engine: Engine): Promise<TestApp> {
+  const dataDirectory = await mkdtemp(join(tmpdir(), 'svc-app-'));
+  const configuration = loadConfiguration({
+    SVC_DATA_DIR: dataDirectory,
+    PORT: '0',
+    SVC_LOG_LEVEL: 'silent',
+  });
+  const database = await openTestDatabase(engine);
+  const blobStore = createFileBlobStore({ directory: join(dataDirectory, 'blobs') });
+  const masterKey = await loadMasterKey({ dataDirectory });
+  const app = await buildApp({ configuration, database, blobStore, masterKey }, { logger: false });
+
+  async function createTestProject(name = 'Test project'): Promise<TestProject> {
+    const organization = await createOrganization(database.database, `${name} org`);
+    const project = await createProject(database.database, {
+      organizationId: organization.id,
+      name,
+      masterKey,
+    });
+    const { token } = await createApiTokenRecord(database.database, { projectId: project.id, name: 'test' });
+    return {
+      project,
+      projectKey: project.project_key,
+      apiToken: token,
+      headers: { authorization: `Bearer ${token}` },
+    };
+  }
+
+  const first = await createTestProject();
+  return {
+    app,
+    database,
+    configuration,
+    dataDirectory,
+    createProject: createTestProject,
+    first,
+    async close() {
+      await app.close();
+      await blobStore.close();
+      await database.dispose();
+      await rm(dataDirectory, { recursive: true, force: true });
+    },
+  };
+}
