@@ -1,0 +1,175 @@
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createProjectWithToken } from './bootstrap.ts';
+import { type Configuration, ConfigurationError, loadConfiguration } from './config.ts';
+import { DataDirectoryLockedError } from './data-directory-lock.ts';
+import { migrateToLatest } from './database/migrate.ts';
+import { type OpenedServices, openServices } from './open-services.ts';
+import { createApiTokenRecord } from './repositories/api-tokens.ts';
+import { findProjectById, PROJECT_KEY_GRACE_HOURS, rotateProjectKey } from './repositories/projects.ts';
+
+const USAGE = `Usage: svc <command> [options]
+
+Commands:
+  migrate                                  bring the database schema up to date
+  create-project --name <name> [--json]    create a project (and an organization if there is none),
+                                           its project key and an API token
+  create-token --project <id> [--name <name>] [--json]
+                                           create another API token for a project
+  rotate-key --project <id> [--json]       give a project a new project key; the old one keeps
+                                           working for ${PROJECT_KEY_GRACE_HOURS} hours
+
+Settings come from the same environment variables as the server (SVC_DATA_DIR, DATABASE_URL,
+SVC_MASTER_KEY, S3_*). On the embedded store, stop the server first: one process at a time.`;
+
+/** A mistake in how the CLI was called: printed with the usage, exit code 2. */
+class UsageError extends Error {}
+
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const processIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+async function withServices<Result>(
+  configuration: Configuration,
+  work: (services: OpenedServices) => Promise<Result>,
+  options: { migrate?: boolean } = {},
+): Promise<Result> {
+  const services = await openServices(configuration, options);
+  try {
+    return await work(services);
+  } finally {
+    await services.close();
+  }
+}
+
+function requireOption(values: Record<string, unknown>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
+  return value.trim();
+}
+
+/**
+ * Runs one CLI command; returns the process exit code (0 ok, 1 failure, 2 usage).
+ *
+ * @example
+ * ```ts
+ * const code = await runCli(['create-project', '--name', 'Web app', '--json'], process.env);
+ * ```
+ */
+export async function runCli(
+  argv: string[],
+  environment: Record<string, string | undefined>,
+  io: CliIo = processIo,
+): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+      io.stdout(`${USAGE}\n`);
+      return command === undefined ? 2 : 0;
+    }
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        name: { type: 'string' },
+        project: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+    const configuration = loadConfiguration(environment);
+
+    switch (command) {
+      case 'migrate': {
+        // Open without the automatic migration, so the command can report what it applied.
+        const applied = await withServices(
+          configuration,
+          (services) => migrateToLatest(services.database.database),
+          {
+            migrate: false,
+          },
+        );
+        io.stdout(
+          applied.length === 0 ? 'The database schema is up to date.\n' : `Applied ${applied.join(', ')}\n`,
+        );
+        return 0;
+      }
+      case 'create-project': {
+        const name = requireOption(values, 'name');
+        if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+        const credentials = await withServices(configuration, (services) =>
+          createProjectWithToken(services.database.database, services.masterKey, { name }),
+        );
+        io.stdout(
+          values.json
+            ? `${JSON.stringify({ orgId: credentials.orgId, projectId: credentials.projectId, projectKey: credentials.projectKey, apiToken: credentials.apiToken })}\n`
+            : `Created project ${credentials.projectId} in ${credentials.orgId}\n  project key  ${credentials.projectKey}\n  API token    ${credentials.apiToken}   (shown once)\n`,
+        );
+        return 0;
+      }
+      case 'create-token': {
+        const projectId = requireOption(values, 'project');
+        const tokenName =
+          typeof values.name === 'string' && values.name.trim() !== '' ? values.name.trim() : 'cli';
+        const created = await withServices(configuration, async (services) => {
+          const project = await findProjectById(services.database.database, projectId);
+          if (project === undefined) return null;
+          return createApiTokenRecord(services.database.database, { projectId, name: tokenName });
+        });
+        if (created === null) {
+          io.stderr(`No project ${projectId}\n`);
+          return 1;
+        }
+        io.stdout(
+          values.json
+            ? `${JSON.stringify({ projectId, tokenId: created.id, apiToken: created.token })}\n`
+            : `Created API token ${created.id} for ${projectId}\n  API token  ${created.token}   (shown once)\n`,
+        );
+        return 0;
+      }
+      case 'rotate-key': {
+        const projectId = requireOption(values, 'project');
+        const rotated = await withServices(configuration, async (services) => {
+          const project = await findProjectById(services.database.database, projectId);
+          return project === undefined ? null : rotateProjectKey(services.database.database, projectId);
+        });
+        if (rotated === null) {
+          io.stderr(`No project ${projectId}\n`);
+          return 1;
+        }
+        const expiresAt = rotated.previous_project_key_expires_at?.toISOString();
+        io.stdout(
+          values.json
+            ? `${JSON.stringify({ projectId, projectKey: rotated.project_key, previousKeyExpiresAt: expiresAt })}\n`
+            : `New project key for ${projectId}: ${rotated.project_key}\n  the previous key works until ${expiresAt}\n`,
+        );
+        return 0;
+      }
+      default:
+        throw new UsageError(`Unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (
+      error instanceof UsageError ||
+      (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))
+    ) {
+      io.stderr(`${error.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    if (error instanceof ConfigurationError || error instanceof DataDirectoryLockedError) {
+      io.stderr(`${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  process.exitCode = await runCli(process.argv.slice(2), process.env);
+}
