@@ -18,6 +18,7 @@ import { authenticationPlugin } from './plugins/authentication.ts';
 import { type Services, servicesPlugin } from './plugins/services.ts';
 import configRoutes from './routes/config/index.ts';
 import healthRoutes from './routes/health/index.ts';
+import ingestRoutes from './routes/ingest/index.ts';
 import projectRoutes from './routes/projects/index.ts';
 
 /**
@@ -56,6 +57,7 @@ export default async function app(fastify: FastifyInstance, services: Services) 
 
   await fastify.register(healthRoutes);
   await fastify.register(configRoutes, { prefix: '/v1' });
+  await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());

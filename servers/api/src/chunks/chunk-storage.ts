@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { deflate, inflate } from 'node:zlib';
 import { type DataKey, type MasterKey, openBlob, sealBlob, unwrapDataKey } from '../crypto/index.ts';
@@ -7,11 +8,29 @@ const deflateAsync = promisify(deflate);
 const inflateAsync = promisify(inflate);
 
 /**
- * Where a chunk's blob lives. Every part is an id the server validated (`proj_…`, `ses_…`, an
- * integer seq), so keys never carry user-controlled path syntax.
+ * Where one attempt at storing a chunk puts its blob. Every part is an id the server validated
+ * (`proj_…`, `ses_…`, an integer seq) or a random attempt id from {@link createChunkAttemptId},
+ * so keys never carry user-controlled path syntax.
+ *
+ * Each attempt writes its own key: two requests racing with the same `(session, seq)` can never
+ * overwrite each other's blob, and the index row (`chunks.blob_key`) names the one that won.
+ * Readers always take the key from the row, never rebuild it.
+ *
+ * @example
+ * ```ts
+ * chunkBlobKey('proj_01J…', 'ses_01J…', 3, 'a1b2c3d4e5f60718');
+ * // 'projects/proj_01J…/sessions/ses_01J…/0000000003.a1b2c3d4e5f60718.chunk'
+ * ```
  */
-export function chunkBlobKey(projectId: string, sessionId: string, seq: number): string {
-  return `projects/${projectId}/sessions/${sessionId}/${String(seq).padStart(10, '0')}.chunk`;
+export function chunkBlobKey(projectId: string, sessionId: string, seq: number, attempt: string): string {
+  if (!/^[0-9a-f]{16,64}$/.test(attempt))
+    throw new TypeError('chunkBlobKey: `attempt` must be lowercase hex');
+  return `projects/${projectId}/sessions/${sessionId}/${String(seq).padStart(10, '0')}.${attempt}.chunk`;
+}
+
+/** A fresh random attempt id for {@link chunkBlobKey} (64 bits, lowercase hex). */
+export function createChunkAttemptId(): string {
+  return randomBytes(8).toString('hex');
 }
 
 /** Binds a sealed chunk to its place: a blob copied to another session or seq does not open. */

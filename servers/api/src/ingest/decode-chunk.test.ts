@@ -1,0 +1,89 @@
+import { PROTOCOL_LIMITS } from '@svc/protocol';
+import { describe, expect, it } from 'vitest';
+import { deflate, deflateBomb, rewriteChunk, validChunkFixture } from '../../test/ingest-helpers.ts';
+import { decodeChunk, inflateBody } from './decode-chunk.ts';
+
+describe('inflateBody', () => {
+  it('inflates zlib-wrapped deflate exactly', async () => {
+    const bytes = Buffer.from('{"hello":"world"}');
+    expect(await inflateBody(deflate(bytes), 1024)).toEqual({ success: true, bytes });
+  });
+
+  it('stops a deflate bomb (1 GB of zeros) at the output limit, with bounded memory', async () => {
+    const bomb = await deflateBomb();
+    expect(bomb.byteLength).toBeLessThanOrEqual(PROTOCOL_LIMITS.maxCompressedBytes);
+    const before = process.memoryUsage();
+    let peakRss = before.rss;
+    let peakArrayBuffers = before.arrayBuffers;
+    const sampler = setInterval(() => {
+      const now = process.memoryUsage();
+      peakRss = Math.max(peakRss, now.rss);
+      peakArrayBuffers = Math.max(peakArrayBuffers, now.arrayBuffers);
+    }, 1);
+    const started = performance.now();
+    const results = await Promise.all(
+      [1, 2, 3, 4].map(() => inflateBody(bomb, PROTOCOL_LIMITS.maxInflatedBytes)),
+    );
+    clearInterval(sampler);
+    for (const result of results) expect(result).toMatchObject({ success: false, reason: 'too_large' });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    // Four bombs at once: each stops at 16 MiB, far below the 1 GB they would inflate to.
+    expect(peakArrayBuffers - before.arrayBuffers).toBeLessThan(4 * 40 * 1024 * 1024);
+    expect(peakRss - before.rss).toBeLessThan(300 * 1024 * 1024);
+  });
+
+  it('refuses data that is not deflate, or is truncated', async () => {
+    expect(await inflateBody(Buffer.from('plain text'), 1024)).toMatchObject({
+      success: false,
+      reason: 'malformed',
+    });
+    const good = deflate(Buffer.alloc(10_000, 0x61));
+    expect(await inflateBody(good.subarray(0, good.byteLength - 4), 1_000_000)).toMatchObject({
+      success: false,
+      reason: 'malformed',
+    });
+  });
+
+  it('accepts exactly the limit and refuses one byte more', async () => {
+    expect(await inflateBody(deflate(Buffer.alloc(1000)), 1000)).toMatchObject({ success: true });
+    expect(await inflateBody(deflate(Buffer.alloc(1001)), 1000)).toMatchObject({
+      success: false,
+      reason: 'too_large',
+    });
+  });
+});
+
+describe('decodeChunk', () => {
+  it('keeps the bytes as sent and the parsed chunk, listing skipped unknown events', async () => {
+    const fixture = await validChunkFixture('recording-seq-1');
+    const withUnknown = rewriteChunk(fixture, {
+      events: [
+        { t: 1763700010000, type: 'network.request', url: 'https://x' },
+        ...JSON.parse(fixture.toString()).events,
+      ],
+    });
+    const result = await decodeChunk(deflate(withUnknown), 'json+deflate');
+    expect(result.success).toBe(true);
+    if (!result.success) return;
+    expect(Buffer.from(result.decoded.json).equals(withUnknown)).toBe(true);
+    expect(result.decoded.skipped).toEqual([{ index: 0, type: 'network.request' }]);
+    expect(result.decoded.chunk.events).toHaveLength(6);
+    expect(result.decoded.receivedBytes).toBe(deflate(withUnknown).byteLength);
+  });
+
+  it('answers 400 or 413 with a message, never throwing', async () => {
+    expect(await decodeChunk(Buffer.alloc(0), 'json')).toMatchObject({ success: false, status: 400 });
+    expect(await decodeChunk(Buffer.from('{'), 'json')).toMatchObject({ success: false, status: 400 });
+    expect(await decodeChunk(Buffer.from('{}'), 'json')).toMatchObject({
+      success: false,
+      status: 400,
+      message: expect.stringMatching(/^Invalid chunk/),
+    });
+    expect(await decodeChunk(Buffer.alloc(PROTOCOL_LIMITS.maxInflatedBytes + 1, 0x20), 'json')).toMatchObject(
+      {
+        success: false,
+        status: 413,
+      },
+    );
+  });
+});

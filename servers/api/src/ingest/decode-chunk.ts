@@ -1,0 +1,126 @@
+import { inflate } from 'node:zlib';
+import { type Chunk, PROTOCOL_LIMITS, parseChunk, type SkippedEvent } from '@svc/protocol';
+import type { IngestEncoding } from './request-body.ts';
+
+/** The result of {@link inflateBody}. */
+export type InflateResult =
+  | { success: true; bytes: Buffer }
+  | { success: false; reason: 'too_large' | 'malformed'; message: string };
+
+/**
+ * Inflates a zlib-wrapped deflate body with a hard output limit: zlib stops and the buffers are
+ * dropped as soon as the output passes `maxOutputLength`, so a deflate bomb costs at most that
+ * much memory (plus one zlib chunk), whatever it would inflate to. Runs on libuv's thread pool.
+ *
+ * @example
+ * ```ts
+ * const result = await inflateBody(body, PROTOCOL_LIMITS.maxInflatedBytes);
+ * if (!result.success) reply.code(result.reason === 'too_large' ? 413 : 400);
+ * ```
+ */
+export function inflateBody(body: Uint8Array, maxOutputLength: number): Promise<InflateResult> {
+  return new Promise((resolve) => {
+    inflate(body, { maxOutputLength }, (error, bytes) => {
+      if (error === null) {
+        resolve({ success: true, bytes });
+        return;
+      }
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+        resolve({
+          success: false,
+          reason: 'too_large',
+          message: `The chunk inflates to more than ${maxOutputLength} bytes (PROTOCOL_LIMITS.maxInflatedBytes)`,
+        });
+        return;
+      }
+      resolve({
+        success: false,
+        reason: 'malformed',
+        message: `The body is not valid zlib-wrapped deflate data (X-Service-Encoding: json+deflate): ${error.message}`,
+      });
+    });
+  });
+}
+
+/** A chunk as received: its exact JSON bytes and the parsed chunk. */
+export interface DecodedChunk {
+  /** The chunk's JSON bytes exactly as the client sent them (inflated when it was deflated). */
+  json: Uint8Array;
+  /** The validated chunk, without events of unknown types. */
+  chunk: Chunk;
+  /** Events of unknown types that were dropped from `chunk.events` (still in `json`). */
+  skipped: SkippedEvent[];
+  encoding: IngestEncoding;
+  /** Size of the body as sent. */
+  receivedBytes: number;
+}
+
+/** The result of {@link decodeChunk}: a chunk, or the HTTP status and message to refuse it with. */
+export type DecodeChunkResult =
+  | { success: true; decoded: DecodedChunk }
+  | { success: false; status: 400 | 413; message: string };
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Turns an ingest body into a validated chunk: inflates it (`json+deflate`, bounded by
+ * `PROTOCOL_LIMITS.maxInflatedBytes`), decodes strict UTF-8, parses JSON and validates it with
+ * `@svc/protocol`'s `parseChunk`. Never throws for bad input.
+ *
+ * @example
+ * ```ts
+ * const result = await decodeChunk(body, 'json+deflate');
+ * if (!result.success) throw invalid(result.message, result.status);
+ * ```
+ */
+export async function decodeChunk(body: Uint8Array, encoding: IngestEncoding): Promise<DecodeChunkResult> {
+  if (body.byteLength === 0)
+    return { success: false, status: 400, message: 'The body is empty: send one chunk' };
+  let json: Uint8Array = body;
+  if (encoding === 'json+deflate') {
+    const inflated = await inflateBody(body, PROTOCOL_LIMITS.maxInflatedBytes);
+    if (!inflated.success) {
+      return {
+        success: false,
+        status: inflated.reason === 'too_large' ? 413 : 400,
+        message: inflated.message,
+      };
+    }
+    json = inflated.bytes;
+  } else if (body.byteLength > PROTOCOL_LIMITS.maxInflatedBytes) {
+    return {
+      success: false,
+      status: 413,
+      message: `The chunk is larger than ${PROTOCOL_LIMITS.maxInflatedBytes} bytes (PROTOCOL_LIMITS.maxInflatedBytes)`,
+    };
+  }
+
+  // A zlib stream starts with 0x78: most likely a deflated body sent without its encoding.
+  const hint =
+    encoding === 'json' && body[0] === 0x78
+      ? ' (a deflated body needs X-Service-Encoding: json+deflate)'
+      : '';
+  let text: string;
+  try {
+    text = utf8.decode(json);
+  } catch {
+    return { success: false, status: 400, message: `The chunk is not valid UTF-8${hint}` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return {
+      success: false,
+      status: 400,
+      message: `The chunk is not valid JSON: ${(error as Error).message.slice(0, 200)}${hint}`,
+    };
+  }
+
+  const parsed = parseChunk(value);
+  if (!parsed.success) return { success: false, status: 400, message: parsed.error.message };
+  return {
+    success: true,
+    decoded: { json, chunk: parsed.chunk, skipped: parsed.skipped, encoding, receivedBytes: body.byteLength },
+  };
+}
