@@ -20,6 +20,7 @@ import configRoutes from './routes/config/index.ts';
 import healthRoutes from './routes/health/index.ts';
 import ingestRoutes from './routes/ingest/index.ts';
 import projectRoutes from './routes/projects/index.ts';
+import readingRoutes from './routes/sessions/reading-routes.ts';
 
 /**
  * The application as a Fastify plugin: external services → app plugins → routes. It never opens
@@ -59,6 +60,7 @@ export default async function app(fastify: FastifyInstance, services: Services) 
   await fastify.register(configRoutes, { prefix: '/v1' });
   await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });
+  await fastify.register(readingRoutes); // /v1/sessions, /v1/visits, /share
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
 }

@@ -1,0 +1,53 @@
+import { isId } from '@svc/protocol';
+import { invalid } from '../../errors.ts';
+import type { EventPosition, SessionPosition } from '../../repositories/session-queries.ts';
+
+// Cursors are opaque to clients: base64url of a small JSON array holding the keyset position.
+// They are validated on the way in, so a tampered cursor is a 400, never a query error.
+
+const MAX_CURSOR_LENGTH = 256;
+
+function encode(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+}
+
+function decode(cursor: string): unknown {
+  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
+  try {
+    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+const badCursor = () => invalid('Invalid cursor: pass back the nextCursor of a previous page unchanged');
+
+/** `[startedAt ms, sessionId]`: the last session of the page. */
+export function encodeSessionCursor(position: SessionPosition): string {
+  return encode([position.startedAt.getTime(), position.id]);
+}
+
+/** Throws a 400 `invalid` for anything {@link encodeSessionCursor} did not produce. */
+export function decodeSessionCursor(cursor: string): SessionPosition {
+  const value = decode(cursor);
+  if (!Array.isArray(value) || value.length !== 2) throw badCursor();
+  const [time, id] = value as [unknown, unknown];
+  if (!Number.isSafeInteger(time) || (time as number) < 0 || !isId('ses', id)) throw badCursor();
+  return { startedAt: new Date(time as number), id };
+}
+
+/** `[seq, index]`: a position in a session's events (or signals). */
+export function encodeEventCursor(position: EventPosition): string {
+  return encode([position.seq, position.index]);
+}
+
+/** Throws a 400 `invalid` for anything {@link encodeEventCursor} did not produce. */
+export function decodeEventCursor(cursor: string): EventPosition {
+  const value = decode(cursor);
+  if (!Array.isArray(value) || value.length !== 2) throw badCursor();
+  const [seq, index] = value as [unknown, unknown];
+  const isCount = (number: unknown) =>
+    Number.isSafeInteger(number) && (number as number) >= 0 && (number as number) <= 2_147_483_647;
+  if (!isCount(seq) || !isCount(index)) throw badCursor();
+  return { seq: seq as number, index: index as number };
+}

@@ -1,0 +1,204 @@
+import { listPageSchema } from '@svc/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { notFound } from '../../errors.ts';
+import { createId } from '../../ids.ts';
+import {
+  createShareLink,
+  findChunk,
+  findSession,
+  findSessionsPage,
+  findSignalsPage,
+} from '../../repositories/session-queries.ts';
+import { createShareToken, hashSecret } from '../../secrets.ts';
+import { readChunkBytes } from './chunk-reader.ts';
+import { decodeEventCursor, decodeSessionCursor, encodeEventCursor, encodeSessionCursor } from './cursor.ts';
+import { loadSessionDetail } from './detail.ts';
+import { readEventsPage } from './events.ts';
+import {
+  DEFAULT_EVENTS_LIMIT,
+  DEFAULT_ISSUES_LIMIT,
+  DEFAULT_SESSIONS_LIMIT,
+  eventListQuerySchema,
+  integerParameter,
+  issueListQuerySchema,
+  sessionIdSchema,
+  sessionListQuerySchema,
+  shareRequestSchema,
+  toSessionFilters,
+} from './query.ts';
+import {
+  flatEventSchema,
+  sessionDetailSchema,
+  sessionIssueSchema,
+  sessionSummarySchema,
+  toSessionIssue,
+  toSessionSummary,
+} from './views.ts';
+
+const sessionParams = z.object({ id: sessionIdSchema });
+
+/** The signal kinds `GET /v1/sessions/{id}/issues` lists (SDK gaps are in the SessionDetail). */
+const ISSUE_KINDS = ['error', 'custom', 'trigger'] as const;
+
+export const shareCreatedSchema = z.object({
+  /** The secret of the link: shown once, only its hash is stored. */
+  token: z.string(),
+  url: z.string(),
+  expiresAt: z.iso.datetime(),
+});
+
+/**
+ * `/v1/sessions`: the token's project's sessions. Every query is scoped by `request.project`,
+ * so another project's session is a 404, never a 403.
+ */
+export default async function sessionRoutes(fastify: FastifyInstance) {
+  const routes = fastify.withTypeProvider<ZodTypeProvider>();
+  routes.addHook('onRequest', fastify.authenticate);
+
+  routes.get(
+    '',
+    {
+      schema: {
+        summary: 'List sessions, newest first',
+        description:
+          'Keyset pagination: pass `nextCursor` back as `cursor`. Filters combine with AND. Unknown parameters are refused.',
+        querystring: sessionListQuerySchema,
+        response: { 200: listPageSchema(sessionSummarySchema) },
+      },
+    },
+    async (request) => {
+      const { cursor, limit = DEFAULT_SESSIONS_LIMIT } = request.query;
+      const page = await findSessionsPage(fastify.database, request.project.id, {
+        filters: toSessionFilters(request.query),
+        after: cursor === undefined ? undefined : decodeSessionCursor(cursor),
+        limit,
+      });
+      return {
+        items: page.sessions.map(toSessionSummary),
+        nextCursor: page.next === undefined ? undefined : encodeSessionCursor(page.next),
+      };
+    },
+  );
+
+  routes.get(
+    '/:id',
+    {
+      schema: {
+        summary: 'One session: metadata, chunk manifest and gaps',
+        params: sessionParams,
+        response: { 200: sessionDetailSchema },
+      },
+    },
+    async (request) => {
+      const detail = await loadSessionDetail(fastify.database, request.project.id, request.params.id);
+      if (detail === undefined) throw notFound(`No session ${request.params.id}`);
+      return detail;
+    },
+  );
+
+  routes.get(
+    '/:id/chunks/:seq',
+    {
+      schema: {
+        summary: "One chunk's JSON, decrypted and inflated, byte-identical to what the SDK sent",
+        params: z.object({ id: sessionIdSchema, seq: integerParameter(0, 2_147_483_647) }),
+      },
+    },
+    async (request, reply) => {
+      const { id, seq } = request.params;
+      const chunk = await findChunk(fastify.database, request.project.id, id, seq);
+      if (chunk === undefined) throw notFound(`No chunk ${seq} in session ${id}`);
+      const bytes = await readChunkBytes(fastify, request.log, request.project, chunk);
+      return reply
+        .type('application/json')
+        .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    },
+  );
+
+  routes.get(
+    '/:id/events',
+    {
+      schema: {
+        summary: "The session's events, flattened across chunks in (seq, index) order",
+        description:
+          'Each item is `{ seq, index, event }`: `event` exactly as the SDK sent it, at `events[index]` of chunk `seq`. A page may hold fewer than `limit` items and still have a `nextCursor` (one request opens a bounded number of chunks).',
+        params: sessionParams,
+        querystring: eventListQuerySchema,
+        response: { 200: listPageSchema(flatEventSchema) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const { types, cursor, limit = DEFAULT_EVENTS_LIMIT } = request.query;
+      const after = cursor === undefined ? undefined : decodeEventCursor(cursor);
+      const session = await findSession(fastify.database, request.project.id, id);
+      if (session === undefined) throw notFound(`No session ${id}`);
+      const page = await readEventsPage(fastify, request.log, request.project, id, { types, after, limit });
+      return {
+        items: page.items,
+        nextCursor: page.next === undefined ? undefined : encodeEventCursor(page.next),
+      };
+    },
+  );
+
+  routes.get(
+    '/:id/issues',
+    {
+      schema: {
+        summary: "The session's signals: errors, custom events with a severity, recording triggers",
+        params: sessionParams,
+        querystring: issueListQuerySchema,
+        response: { 200: listPageSchema(sessionIssueSchema) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const { cursor, limit = DEFAULT_ISSUES_LIMIT } = request.query;
+      const after = cursor === undefined ? undefined : decodeEventCursor(cursor);
+      const session = await findSession(fastify.database, request.project.id, id);
+      if (session === undefined) throw notFound(`No session ${id}`);
+      const page = await findSignalsPage(fastify.database, request.project.id, id, {
+        kinds: ISSUE_KINDS,
+        after,
+        limit,
+      });
+      return {
+        items: page.signals.map(toSessionIssue),
+        nextCursor: page.next === undefined ? undefined : encodeEventCursor(page.next),
+      };
+    },
+  );
+
+  routes.post(
+    '/:id/share',
+    {
+      schema: {
+        summary: 'Create a public, read-only, expiring link to the session',
+        params: sessionParams,
+        body: shareRequestSchema,
+        response: { 201: shareCreatedSchema },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const session = await findSession(fastify.database, request.project.id, id);
+      if (session === undefined) throw notFound(`No session ${id}`);
+      const token = createShareToken();
+      const expiresAt = new Date(Date.now() + request.body.expiresInHours * 3_600_000);
+      await createShareLink(fastify.database, {
+        id: createId('shr'),
+        projectId: request.project.id,
+        sessionId: id,
+        tokenHash: hashSecret(token),
+        expiresAt,
+      });
+      return reply.code(201).send({
+        token,
+        url: `${fastify.configuration.publicUrl}/share/${token}`,
+        expiresAt: expiresAt.toISOString(),
+      });
+    },
+  );
+}
