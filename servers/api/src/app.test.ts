@@ -23,6 +23,23 @@ describe.each(ENGINES)('app on %s', (engine) => {
   });
 
   describe('errors', () => {
+    it('answers router errors (malformed URL, over-long path parameter) as { error, code: invalid }', async () => {
+      const long = await test.app.inject({
+        url: `/v1/projects/${'a'.repeat(200)}`,
+        method: 'PATCH',
+        headers: test.first.headers,
+      });
+      expect(long.statusCode).toBe(414);
+      expect(long.json()).toEqual({ error: 'A path parameter is too long', code: 'invalid' });
+      const malformed = await test.app.inject({
+        url: '/v1/projects/%E0%A4%A',
+        method: 'PATCH',
+        headers: test.first.headers,
+      });
+      expect(malformed.statusCode).toBe(400);
+      expect(malformed.json()).toEqual({ error: 'The URL is malformed', code: 'invalid' });
+    });
+
     it('answers an unknown route with { error, code: not_found }', async () => {
       const response = await test.app.inject('/v1/nothing-here?x=1');
       expect(response.statusCode).toBe(404);

@@ -112,6 +112,15 @@ export async function buildApp(
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,
+    // The router's own errors (a malformed URL, a path parameter over maxParamLength) answer in
+    // the API's error shape too, without echoing the input.
+    frameworkErrors: (error, _request, reply) => {
+      const status = error.statusCode ?? 400;
+      (reply as FastifyReply).code(status).send({
+        error: status === 414 ? 'A path parameter is too long' : 'The URL is malformed',
+        code: 'invalid',
+      });
+    },
     ...fastifyOptions,
   });
   await fastify.register(app, services);
