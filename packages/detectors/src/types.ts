@@ -1,11 +1,14 @@
+import type { TrackSample as ScoredTrackSample } from '@svc/quality-score';
 import type { DetectorKind, Severity } from './kinds.ts';
 
 /**
- * One track entry of a `call.sample` (PROTOCOL.md §2), reduced to the fields the detectors read.
- * Every metric describes the sample's window `[t - windowMs, t]`; a metric the platform does not
- * report is omitted (`undefined`, `null`, `NaN` and non-numbers all count as missing, and a
- * missing metric never fires a detector). The track entry type of `@svc/protocol` is assignable
- * to this interface, and so is it to `@svc/quality-score`'s `TrackSample`.
+ * One track entry of a `call.sample` (PROTOCOL.md §2): the metrics `@svc/quality-score` reads
+ * (loss, RTT, jitter, concealment, freezes, frame rate, height, `stalled`, ...) plus what only
+ * the detectors read. Every metric describes the sample's window `[t - windowMs, t]`; a metric
+ * the platform does not report is omitted (`undefined`, `null`, `NaN` and non-numbers all count
+ * as missing, and a missing metric never fires a detector). The track entry type of
+ * `@svc/protocol` is assignable to this interface. Which detector reads which metric is in the
+ * README's rules table.
  *
  * @example
  * ```ts
@@ -16,41 +19,13 @@ import type { DetectorKind, Severity } from './kinds.ts';
  * };
  * ```
  */
-export interface TrackSample {
+export interface TrackSample extends ScoredTrackSample {
   /** Opaque track identifier, stable per track within the session: sustained runs are per `id`. */
   readonly id: string;
-  /** `audio` or `video`. */
-  readonly kind: 'audio' | 'video' | (string & {});
-  /** `in` (received) or `out` (sent). */
-  readonly dir: 'in' | 'out' | (string & {});
-  /** Packet loss over the window, 0..100 (`webrtc_packet_loss`). */
-  readonly lossPct?: number | undefined;
-  /** Round trip time of the selected candidate pair, ms (`webrtc_high_latency`). */
-  readonly rttMs?: number | undefined;
-  /** Interarrival jitter, ms (read by the call score only). */
-  readonly jitterMs?: number | undefined;
-  /** Average jitter buffer delay, ms (read by the call score only). */
-  readonly jitterBufferMs?: number | undefined;
-  /** Concealed audio samples, 0..100, inbound audio (`webrtc_audio_dropout`). */
-  readonly concealmentPct?: number | undefined;
-  /** Number of freezes in the window, inbound video (`webrtc_freeze`). */
-  readonly freezes?: number | undefined;
-  /** Frozen time in the window, ms, inbound video (`webrtc_freeze`). */
-  readonly freezeMs?: number | undefined;
-  /** Longest single freeze that ended or is ongoing in the window, ms (`webrtc_freeze`). */
-  readonly maxFreezeMs?: number | undefined;
-  /** Dropped over decoded frames, 0..100 (read by the call score only). */
-  readonly frameDropPct?: number | undefined;
-  /** Frames per second (read by the call score only). */
-  readonly fps?: number | undefined;
-  /** Frame height, pixels, inbound video (`webrtc_low_resolution`). */
-  readonly h?: number | undefined;
   /** Why an outbound video encoder is limited, at the end of the window (`webrtc_cpu_limited`). */
   readonly qualityLimitation?: 'none' | 'cpu' | 'bandwidth' | 'other' | (string & {}) | undefined;
   /** Share of the window the encoder was limited by CPU, 0..100 (`webrtc_cpu_limited`). */
   readonly limitedByCpuPct?: number | undefined;
-  /** `true` when a live, unmuted track moved no packets in the window (`webrtc_one_way_media`). */
-  readonly stalled?: boolean | undefined;
 }
 
 /**
