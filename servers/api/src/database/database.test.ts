@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
-import { createDatabase } from './database.ts';
+import { createDatabase, PGLITE_SETTINGS } from './database.ts';
 import { isUniqueViolation } from './errors.ts';
 import { MIGRATIONS, migrateToLatest } from './migrate.ts';
 
@@ -232,5 +232,22 @@ describe('database on pglite: closing', () => {
     await fresh.close();
     await expect(fresh.check()).rejects.toThrow();
     await fresh.dispose();
+  });
+});
+
+describe('database on pglite: settings', () => {
+  it('runs with a 16 MB buffer pool and keeps the settings initdb wrote (UTC, C locale)', async () => {
+    const fresh = await openTestDatabase('pglite');
+    try {
+      const show = async (setting: string) =>
+        (await sql<{ value: string }>`select current_setting(${setting}) as value`.execute(fresh.database))
+          .rows[0]?.value;
+      expect(PGLITE_SETTINGS).toContain('shared_buffers=16MB');
+      expect(await show('shared_buffers')).toBe('16MB');
+      expect(await show('timezone')).toBe('UTC');
+      expect(await show('lc_messages')).toBe('C');
+    } finally {
+      await fresh.dispose();
+    }
   });
 });

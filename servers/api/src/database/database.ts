@@ -27,6 +27,18 @@ function parseInt8(value: string): number {
 }
 
 /**
+ * Postgres settings of the embedded store, passed on PGlite's command line (so the data
+ * directory's postgresql.conf is left as initdb wrote it).
+ *
+ * `shared_buffers`: Postgres' own page cache lives inside PGlite's WebAssembly memory, which only
+ * grows and is never given back, so its default 128 MB ends up resident once the cache has
+ * filled. PGlite reads and writes pages through the operating system's file cache anyway, so a
+ * 16 MB buffer pool costs no measurable ingest or list throughput (`pnpm bench`) and keeps the
+ * server about 120-150 MB smaller at rest (~245 MB instead of ~360-400 MB RSS after reopening).
+ */
+export const PGLITE_SETTINGS: readonly string[] = ['shared_buffers=16MB'];
+
+/**
  * Opens the configured store. PGlite keeps its files in `configuration.directory` (created when
  * missing); PostgreSQL gets a connection pool of `poolSize`.
  *
@@ -38,7 +50,10 @@ function parseInt8(value: string): number {
 export async function createDatabase(configuration: DatabaseConfiguration): Promise<DatabaseHandle> {
   if (configuration.engine === 'pglite') {
     await mkdir(configuration.directory, { recursive: true });
-    const pglite = new PGlite(configuration.directory, { parsers: { [INT8]: parseInt8 } });
+    const pglite = new PGlite(configuration.directory, {
+      parsers: { [INT8]: parseInt8 },
+      startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],
+    });
     await pglite.waitReady;
     return wrap(new Kysely<Database>({ dialect: new PGliteDialect(pglite) }), 'pglite', () => pglite.close());
   }

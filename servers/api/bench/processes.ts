@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { openSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+// Child processes of the benchmark: every server runs as its own process (the real Node binary,
+// `process.execPath`, never pnpm's `node` shim, which does not pass SIGTERM on), with its output
+// in a log file, and is stopped with SIGTERM and awaited.
+
+/** The servers/api package directory: children run from here so `src/...` paths resolve. */
+export const PACKAGE_DIRECTORY = fileURLToPath(new URL('..', import.meta.url));
+
+/** A running child process. */
+export interface Child {
+  readonly name: string;
+  readonly pid: number;
+  /** The log file holding its stdout and stderr. */
+  readonly logFile: string;
+  /** Resolves with the exit code (or signal) once the process is gone. */
+  readonly exited: Promise<string>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
+  stop(graceMs?: number): Promise<string>;
+}
+
+const running = new Set<ChildProcess>();
+
+// Whatever happens to the benchmark (an exception, Ctrl-C), its children go with it.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const child of running) child.kill('SIGKILL');
+    process.exit(130);
+  });
+}
+
+/**
+ * Starts `node --conditions=@svc/source <script>` from the package directory with `environment`
+ * (added to this process's), its output appended to `logFile`.
+ */
+export function startNode(
+  name: string,
+  script: string,
+  options: { arguments?: string[]; environment?: Record<string, string>; logFile: string },
+): Child {
+  const log = openSync(options.logFile, 'a');
+  const child = spawn(process.execPath, ['--conditions=@svc/source', script, ...(options.arguments ?? [])], {
+    cwd: PACKAGE_DIRECTORY,
+    env: { ...process.env, ...options.environment },
+    stdio: ['ignore', log, log],
+  });
+  if (child.pid === undefined) throw new Error(`${name}: could not start ${script}`);
+  running.add(child);
+  const exited = new Promise<string>((resolve) => {
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve(signal ?? String(code));
+    });
+  });
+  return {
+    name,
+    pid: child.pid,
+    logFile: options.logFile,
+    exited,
+    async stop(graceMs = 15_000) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      return exited;
+    },
+  };
+}
+
+/** The last lines of a child's log, to explain a failure. */
+export function tailOf(child: Child, lines = 20): string {
+  try {
+    return readFileSync(child.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+export { freePort } from '../test/postgres.ts';
+
+/** Polls `url` until it answers 200; fails early when `child` exits, or after `timeoutMs`. */
+export async function waitUntilReady(child: Child, url: string, timeoutMs = 60_000): Promise<void> {
+  let exit: string | undefined;
+  void child.exited.then((code) => {
+    exit = code;
+  });
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exit !== undefined)
+      throw new Error(`${child.name} exited (${exit}) before it was ready:\n${tailOf(child)}`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${child.name} was not ready at ${url} within ${timeoutMs} ms:\n${tailOf(child)}`);
+}
+
+/** Resident memory of a process, in bytes: now (VmRSS) and its peak so far (VmHWM). */
+export interface Memory {
+  rss: number;
+  peak: number;
+}
+
+/** Reads VmRSS and VmHWM from /proc (Linux); `undefined` elsewhere or once the process is gone. */
+export function readMemory(pid: number): Memory | undefined {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const kilobytes = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) * 1024;
+  const rss = kilobytes('VmRSS');
+  const peak = kilobytes('VmHWM');
+  return Number.isFinite(rss) && Number.isFinite(peak) ? { rss, peak } : undefined;
+}
+
+/**
+ * Resets the process's peak RSS (VmHWM) to its current RSS (`echo 5 > /proc/<pid>/clear_refs`),
+ * so a later VmHWM is the peak of what ran since. `false` when the kernel does not allow it.
+ */
+export function resetPeakMemory(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Samples a process's RSS every `intervalMs` until stopped: the samples and the peak seen. */
+export function sampleMemory(pid: number, intervalMs = 100) {
+  const samples: number[] = [];
+  const timer = setInterval(() => {
+    const memory = readMemory(pid);
+    if (memory !== undefined) samples.push(memory.rss);
+  }, intervalMs);
+  return {
+    stop(): { samples: number[]; max: number } {
+      clearInterval(timer);
+      return { samples, max: Math.max(0, ...samples) };
+    },
+  };
+}
+
+/** Megabytes, rounded, for printing. */
+export function megabytes(bytes: number): string {
+  return `${Math.round(bytes / (1024 * 1024))} MB`;
+}
