@@ -15,6 +15,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { ApiError } from './errors.ts';
 import { authenticationPlugin } from './plugins/authentication.ts';
+import { projectKeysPlugin } from './plugins/project-keys.ts';
 import { type Services, servicesPlugin } from './plugins/services.ts';
 import configRoutes from './routes/config/index.ts';
 import healthRoutes from './routes/health/index.ts';
@@ -48,6 +49,7 @@ export default async function app(fastify: FastifyInstance, services: Services) 
 
   await fastify.register(servicesPlugin, services);
   await fastify.register(authenticationPlugin);
+  await fastify.register(projectKeysPlugin);
 
   fastify.setErrorHandler(handleError);
   fastify.setNotFoundHandler((request, reply) => {

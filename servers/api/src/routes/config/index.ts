@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { unauthorized } from '../../errors.ts';
-import { findProjectByKey } from '../../repositories/projects.ts';
 import { readSettings } from '../../settings.ts';
 
 /** How long the SDK config is cached, in the server and in browsers (service-spec: 60 s). */
@@ -33,8 +32,6 @@ type SdkConfig = z.infer<typeof sdkConfigSchema>;
 
 /** `GET /v1/config?key=&sdk=`: public remote configuration for the SDK, by project key. */
 export default async function configRoutes(fastify: FastifyInstance) {
-  const cache = new Map<string, { expiresAt: number; config: SdkConfig }>();
-
   fastify.withTypeProvider<ZodTypeProvider>().get(
     '/config',
     {
@@ -47,29 +44,20 @@ export default async function configRoutes(fastify: FastifyInstance) {
         response: { 200: sdkConfigSchema },
       },
     },
-    async (request, reply) => {
-      const now = Date.now();
-      let cached = cache.get(request.query.key);
-      if (cached === undefined || cached.expiresAt <= now) {
-        const project = await findProjectByKey(fastify.database, request.query.key);
-        if (project === undefined) throw unauthorized('Unknown project key');
-        const settings = readSettings(project.settings);
-        cached = {
-          expiresAt: now + CONFIG_CACHE_SECONDS * 1000,
-          config: {
-            projectId: project.id,
-            webrtc: settings.webrtc,
-            recording: settings.recording,
-            privacy: settings.privacy,
-            detectorThresholds: { ...DEFAULT_THRESHOLDS, ...settings.detectorThresholds },
-          },
-        };
-        if (cache.size >= 10_000) cache.clear();
-        cache.set(request.query.key, cached);
-      }
+    async (request, reply): Promise<SdkConfig> => {
+      // Projects by key are cached 60 s in the server (fastify.projectKeys).
+      const project = await fastify.projectKeys.find(request.query.key);
+      if (project === undefined) throw unauthorized('Unknown project key');
+      const settings = readSettings(project.settings);
       reply.header('Cache-Control', `public, max-age=${CONFIG_CACHE_SECONDS}`);
       reply.header('Access-Control-Allow-Origin', '*');
-      return cached.config;
+      return {
+        projectId: project.id,
+        webrtc: settings.webrtc,
+        recording: settings.recording,
+        privacy: settings.privacy,
+        detectorThresholds: { ...DEFAULT_THRESHOLDS, ...settings.detectorThresholds },
+      };
     },
   );
 }

@@ -14,7 +14,6 @@ import {
   parseIngestEncoding,
   readBody,
 } from '../../ingest/request-body.ts';
-import { findProjectByKey } from '../../repositories/projects.ts';
 import { readSettings } from '../../settings.ts';
 
 /** How long browsers may cache the preflight (Chromium caps it at 2 hours). */
@@ -89,7 +88,7 @@ async function checkHeaders(fastify: FastifyInstance, request: FastifyRequest, r
 
   const key = singleHeader(headers[PROJECT_KEY_HEADER])?.trim();
   if (key === undefined || key === '') throw unauthorized('Send the project key: X-Service-Project-Key');
-  const project = key.length > 256 ? undefined : await findProjectByKey(fastify.database, key);
+  const project = key.length > 256 ? undefined : await fastify.projectKeys.find(key);
   if (project === undefined) throw unauthorized('Unknown project key');
 
   const origin = singleHeader(headers.origin);

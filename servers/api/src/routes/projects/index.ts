@@ -74,6 +74,8 @@ export default async function projectRoutes(fastify: FastifyInstance) {
           .returningAll()
           .executeTakeFirstOrThrow();
       }
+      // Ingest and the SDK config in this process see the change at once.
+      fastify.projectKeys.invalidate(project.id);
       return toProjectView(project);
     },
   );
