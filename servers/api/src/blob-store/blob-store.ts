@@ -198,6 +198,57 @@ export function createOperationTracker(description: string): {
   };
 }
 
+/** What a store implements; {@link createBlobStore} adds the checks and the lifecycle. */
+export interface BlobStoreOperations {
+  put(key: string, bytes: Uint8Array): Promise<void>;
+  get(key: string): Promise<Uint8Array | null>;
+  remove(key: string): Promise<void>;
+  check(): Promise<void>;
+  /** Runs after every operation in flight has finished. */
+  close?(): void | Promise<void>;
+}
+
+/**
+ * A {@link BlobStore} around a store's raw operations, the same for both stores: every key is
+ * validated and every byte argument checked before the store is touched, operations are tracked
+ * so `close()` waits for them, and operations after `close()` are refused with `closed`.
+ *
+ * @example
+ * ```ts
+ * return createBlobStore('file', `file blob store at ${root}`, { put, get, remove, check });
+ * ```
+ */
+export function createBlobStore(
+  kind: BlobStore['kind'],
+  description: string,
+  operations: BlobStoreOperations,
+): BlobStore {
+  const tracker = createOperationTracker(description);
+  return {
+    kind,
+    async put(key, bytes) {
+      assertValidBlobKey(key);
+      assertBytes(bytes);
+      return tracker.run(() => operations.put(key, bytes));
+    },
+    async get(key) {
+      assertValidBlobKey(key);
+      return tracker.run(() => operations.get(key));
+    },
+    async delete(key) {
+      assertValidBlobKey(key);
+      return tracker.run(() => operations.remove(key));
+    },
+    async check() {
+      return tracker.run(() => operations.check());
+    },
+    async close() {
+      await tracker.close();
+      await operations.close?.();
+    },
+  };
+}
+
 /**
  * Throws a `TypeError` unless `bytes` is a `Uint8Array` (a `Buffer` is one).
  *

@@ -1,14 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  assertBytes,
-  assertValidBlobKey,
-  type BlobStore,
-  BlobStoreError,
-  type BlobStoreErrorCode,
-  createOperationTracker,
-} from './blob-store.ts';
+import { type BlobStore, BlobStoreError, type BlobStoreErrorCode, createBlobStore } from './blob-store.ts';
 
 /**
  * Options of {@link createFileBlobStore}.
@@ -64,7 +57,6 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
   const root = path.resolve(options.directory);
   const rootPrefix = root.endsWith(path.sep) ? root : root + path.sep;
   const createDirectory = options.createDirectory ?? true;
-  const tracker = createOperationTracker(`file blob store at ${root}`);
   let rootReady: Promise<void> | undefined;
 
   function ensureRoot(): Promise<void> {
@@ -265,28 +257,7 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     }
   }
 
-  return {
-    kind: 'file',
-    async put(key, bytes) {
-      assertValidBlobKey(key);
-      assertBytes(bytes);
-      return tracker.run(() => put(key, bytes));
-    },
-    async get(key) {
-      assertValidBlobKey(key);
-      return tracker.run(() => get(key));
-    },
-    async delete(key) {
-      assertValidBlobKey(key);
-      return tracker.run(() => remove(key));
-    },
-    async check() {
-      return tracker.run(check);
-    },
-    close() {
-      return tracker.close();
-    },
-  };
+  return createBlobStore('file', `file blob store at ${root}`, { put, get, remove, check });
 }
 
 async function syncDirectory(directory: string): Promise<void> {

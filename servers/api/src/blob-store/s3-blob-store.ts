@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import {
-  assertBytes,
-  assertValidBlobKey,
-  type BlobStore,
-  BlobStoreError,
-  createOperationTracker,
-  isValidBlobKey,
-} from './blob-store.ts';
+import { type BlobStore, BlobStoreError, createBlobStore, isValidBlobKey } from './blob-store.ts';
 
 /**
  * Options of {@link createS3BlobStore}.
@@ -78,7 +71,6 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
   }
   const prefix = normalizePrefix(options.prefix);
   const location = `s3://${bucket}/${prefix}${endpoint === undefined ? '' : ` at ${endpoint}`}`;
-  const tracker = createOperationTracker(`S3 blob store ${location}`);
 
   const client = new S3Client({
     region,
@@ -162,29 +154,13 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     }
   }
 
-  return {
-    kind: 's3',
-    async put(key, bytes) {
-      assertValidBlobKey(key);
-      assertBytes(bytes);
-      return tracker.run(() => put(key, bytes));
-    },
-    async get(key) {
-      assertValidBlobKey(key);
-      return tracker.run(() => get(key));
-    },
-    async delete(key) {
-      assertValidBlobKey(key);
-      return tracker.run(() => remove(key));
-    },
-    async check() {
-      return tracker.run(check);
-    },
-    async close() {
-      await tracker.close();
-      client.destroy();
-    },
-  };
+  return createBlobStore('s3', `S3 blob store ${location}`, {
+    put,
+    get,
+    remove,
+    check,
+    close: () => client.destroy(),
+  });
 }
 
 function normalizePrefix(prefix: string | undefined): string {
