@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfiguration } from '../config.ts';
@@ -51,6 +52,8 @@ export async function createDatabase(configuration: DatabaseConfiguration): Prom
   if (configuration.engine === 'pglite') {
     await mkdir(configuration.directory, { recursive: true });
     const pglite = new PGlite(configuration.directory, {
+      // Trigram indexes for free-text session search (migration 2026-11-22-session-search).
+      extensions: { pg_trgm },
       parsers: { [INT8]: parseInt8 },
       startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],
     });

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
 import * as initial from './migrations/2026-11-22-initial.ts';
+import * as sessionSearch from './migrations/2026-11-22-session-search.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -8,6 +9,7 @@ import * as initial from './migrations/2026-11-22-initial.ts';
  */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-22-initial': initial,
+  '2026-11-22-session-search': sessionSearch,
 };
 
 /**

@@ -1,5 +1,6 @@
 import { type ExpressionBuilder, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Database } from '../database/schema.ts';
+import { sessionSearchText } from '../database/session-search.ts';
 import type { Chunk } from '../database/tables/chunks.table.ts';
 import type { SessionSignal, SignalKind, SignalSeverity } from '../database/tables/session-signals.table.ts';
 import type { Session } from '../database/tables/sessions.table.ts';
@@ -81,13 +82,8 @@ function filterExpressions(where: SessionsBuilder, filters: SessionFilters) {
   const conditions = [];
   if (filters.q !== undefined) {
     const pattern = containsPattern(filters.q);
-    conditions.push(
-      where.or(
-        (['url', 'user_id', 'user_email', 'user_name', 'release', 'environment'] as const).map((column) =>
-          where(`sessions.${column}`, 'ilike', pattern),
-        ),
-      ),
-    );
+    // One expression over the six fields, indexed with pg_trgm (migration 2026-11-22-session-search).
+    conditions.push(where(sessionSearchText, 'ilike', pattern));
   }
   if (filters.hasErrors !== undefined) {
     conditions.push(where('sessions.error_count', filters.hasErrors ? '>' : '=', 0));
