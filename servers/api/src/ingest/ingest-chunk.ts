@@ -33,14 +33,17 @@ function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
 /**
  * Stores one validated chunk durably, then indexes it (PROTOCOL.md §1), in this order:
  *
- * 1. content hash = SHA-256 of the chunk's JSON bytes; when `(project, session, seq)` is already
- *    indexed, answer `duplicate` (same hash) or `conflict` (another hash) and change nothing;
+ * 1. content hash = SHA-256 of the chunk's JSON bytes;
  * 2. seal the bytes with the project's data key and `put` them under a key unique to this attempt
  *    (durable when it resolves), so a racing attempt can never overwrite the blob that wins;
  * 3. one transaction: session upsert with its aggregates, chunk row, signal rows;
- * 4. only then `stored`. A request that loses a race for the same seq sees the unique violation,
- *    answers from the winner's row and deletes its own blob (best effort: an orphan blob is never
- *    read). A chunk row therefore always points at a durable blob.
+ * 4. only then `stored`. When `(project, session, seq)` is already indexed — a retry, or another
+ *    request that won a race — the chunk insert's unique violation rolls the transaction back;
+ *    the request then answers `duplicate` (same hash) or `conflict` (another hash) from the
+ *    indexed row and deletes its own blob (best effort: an orphan blob is never read). A chunk
+ *    row therefore always points at a durable blob. There is no separate "already stored?"
+ *    query first: retries are rare, and on the embedded store every query waits for PGlite's
+ *    single connection.
  *
  * Throws on infrastructure failures (blob store, database): nothing is indexed then, and the
  * client retries the same bytes.
@@ -65,9 +68,6 @@ export async function ingestChunk(
     status: sameDigest(indexed.contentSha256, contentSha256) ? 'duplicate' : 'conflict',
     seq: chunk.seq,
   });
-
-  const existing = await findIndexedChunk(database, place);
-  if (existing !== undefined) return answerFrom(existing);
 
   const sealed = await sealChunk(projectDataKey(masterKey, project), decoded.json, place);
   const blobKey = chunkBlobKey(project.id, chunk.sessionId, chunk.seq, createChunkAttemptId());
