@@ -485,6 +485,29 @@ export function createDetector(options?: DetectorOptions): Detector {
       if (index < 0) candidates.push(candidate);
       else if (better(candidate, candidates[index])) candidates[index] = candidate;
     };
+    /**
+     * A metric above its threshold over contiguous windows of one track fires once the run covers
+     * `sustainMs`, at `run start + sustainMs`; a window without the metric (or under the
+     * threshold) ends the run.
+     */
+    const sustainedAbove = (
+      run: Run,
+      value: number | undefined,
+      threshold: number,
+      sustainMs: number,
+      detector: DetectorKind,
+      trackId: string,
+      evidence: (worst: number, sustainedMs: number) => Record<string, number | string | boolean>,
+    ): void => {
+      if (!isFiniteNumber(value) || value <= threshold) {
+        run.active = false;
+        return;
+      }
+      const covered = extendRun(run, start, end, value, false);
+      if (covered >= sustainMs && fires(pc, detector)) {
+        consider(emit(detector, run.start + sustainMs, pc.id, trackId, evidence(run.worst, covered)));
+      }
+    };
     let inLive = 0;
     let inStalled = 0;
     let inMoving = 0;
@@ -530,57 +553,50 @@ export function createDetector(options?: DetectorOptions): Detector {
       track.lastSampleNumber = sampleNumber;
       track.lastEnd = end;
 
-      const lossPct = entry.lossPct;
-      if (isFiniteNumber(lossPct) && lossPct > thresholds.lossPct) {
-        const covered = extendRun(track.loss, start, end, lossPct, false);
-        if (covered >= thresholds.lossSustainMs && fires(pc, 'webrtc_packet_loss')) {
-          consider(
-            emit('webrtc_packet_loss', track.loss.start + thresholds.lossSustainMs, pc.id, id, {
-              lossPct: track.loss.worst,
-              sustainedMs: covered,
-              threshold: thresholds.lossPct,
-              mediaKind: String(kind),
-              dir: String(dir),
-            }),
-          );
-        }
-      } else track.loss.active = false;
-
-      const rttMs = entry.rttMs;
-      if (isFiniteNumber(rttMs) && rttMs > thresholds.rttMs) {
-        const covered = extendRun(track.rtt, start, end, rttMs, false);
-        if (covered >= thresholds.rttSustainMs && fires(pc, 'webrtc_high_latency')) {
-          consider(
-            emit('webrtc_high_latency', track.rtt.start + thresholds.rttSustainMs, pc.id, id, {
-              rttMs: track.rtt.worst,
-              sustainedMs: covered,
-              threshold: thresholds.rttMs,
-            }),
-          );
-        }
-      } else track.rtt.active = false;
+      sustainedAbove(
+        track.loss,
+        entry.lossPct,
+        thresholds.lossPct,
+        thresholds.lossSustainMs,
+        'webrtc_packet_loss',
+        id,
+        (worst, sustainedMs) => ({
+          lossPct: worst,
+          sustainedMs,
+          threshold: thresholds.lossPct,
+          mediaKind: String(kind),
+          dir: String(dir),
+        }),
+      );
+      sustainedAbove(
+        track.rtt,
+        entry.rttMs,
+        thresholds.rttMs,
+        thresholds.rttSustainMs,
+        'webrtc_high_latency',
+        id,
+        (worst, sustainedMs) => ({
+          rttMs: worst,
+          sustainedMs,
+          threshold: thresholds.rttMs,
+        }),
+      );
 
       if (kind === 'audio') {
         if (dir !== 'in') continue;
-        const concealmentPct = entry.concealmentPct;
-        if (isFiniteNumber(concealmentPct) && concealmentPct > thresholds.concealmentPct) {
-          const covered = extendRun(track.concealment, start, end, concealmentPct, false);
-          if (covered >= thresholds.concealmentSustainMs && fires(pc, 'webrtc_audio_dropout')) {
-            consider(
-              emit(
-                'webrtc_audio_dropout',
-                track.concealment.start + thresholds.concealmentSustainMs,
-                pc.id,
-                id,
-                {
-                  concealmentPct: track.concealment.worst,
-                  sustainedMs: covered,
-                  threshold: thresholds.concealmentPct,
-                },
-              ),
-            );
-          }
-        } else track.concealment.active = false;
+        sustainedAbove(
+          track.concealment,
+          entry.concealmentPct,
+          thresholds.concealmentPct,
+          thresholds.concealmentSustainMs,
+          'webrtc_audio_dropout',
+          id,
+          (worst, sustainedMs) => ({
+            concealmentPct: worst,
+            sustainedMs,
+            threshold: thresholds.concealmentPct,
+          }),
+        );
         continue;
       }
       if (kind !== 'video') continue;
