@@ -23,6 +23,27 @@ const redacted = '[redacted]';
  */
 export const MASTER_KEY_ID_LENGTH = 8;
 
+/**
+ * What both key types print as, whatever prints them (`JSON.stringify`, `String()`,
+ * `util.inspect`/`console.log`): never their bytes.
+ */
+abstract class RedactedKey {
+  /** `[redacted]`. */
+  toJSON(): string {
+    return redacted;
+  }
+
+  /** `[redacted]`. */
+  toString(): string {
+    return redacted;
+  }
+
+  /** `[redacted]`, for `console.log` and `util.inspect`. */
+  [inspect.custom](): string {
+    return redacted;
+  }
+}
+
 let masterKeyMaterial: (key: MasterKey) => KeyObject;
 let constructMasterKey: (bytes: Uint8Array) => MasterKey;
 let dataKeyMaterial: (key: DataKey) => KeyObject;
@@ -40,11 +61,12 @@ let constructDataKey: (bytes: Uint8Array) => DataKey;
  * log.info({ masterKeyId: master.id }, 'master key loaded'); // never the key itself
  * ```
  */
-export class MasterKey {
+export class MasterKey extends RedactedKey {
   readonly #key: KeyObject;
   readonly #id: Uint8Array;
 
   private constructor(bytes: Uint8Array) {
+    super();
     this.#key = createSecretKey(bytes);
     this.#id = new Uint8Array(
       createHmac('sha256', this.#key)
@@ -66,21 +88,6 @@ export class MasterKey {
   get id(): string {
     return Buffer.from(this.#id).toString('hex');
   }
-
-  /** `[redacted]`. */
-  toJSON(): string {
-    return redacted;
-  }
-
-  /** `[redacted]`. */
-  toString(): string {
-    return redacted;
-  }
-
-  /** `[redacted]`, for `console.log` and `util.inspect`. */
-  [inspect.custom](): string {
-    return redacted;
-  }
 }
 
 /**
@@ -93,31 +100,17 @@ export class MasterKey {
  * const sealed = sealBlob(dataKey, chunkBytes, `${project.id}/${sessionId}/${seq}`);
  * ```
  */
-export class DataKey {
+export class DataKey extends RedactedKey {
   readonly #key: KeyObject;
 
   private constructor(bytes: Uint8Array) {
+    super();
     this.#key = createSecretKey(bytes);
   }
 
   static {
     dataKeyMaterial = (key) => key.#key;
     constructDataKey = (bytes) => new DataKey(bytes);
-  }
-
-  /** `[redacted]`. */
-  toJSON(): string {
-    return redacted;
-  }
-
-  /** `[redacted]`. */
-  toString(): string {
-    return redacted;
-  }
-
-  /** `[redacted]`, for `console.log` and `util.inspect`. */
-  [inspect.custom](): string {
-    return redacted;
   }
 }
 
