@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
 import * as initial from './migrations/2026-11-22-initial.ts';
 import * as sessionSearch from './migrations/2026-11-22-session-search.ts';
+import * as deferredChunkSession from './migrations/2026-11-23-deferred-chunk-session.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -10,6 +11,7 @@ import * as sessionSearch from './migrations/2026-11-22-session-search.ts';
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-22-initial': initial,
   '2026-11-22-session-search': sessionSearch,
+  '2026-11-23-deferred-chunk-session': deferredChunkSession,
 };
 
 /**

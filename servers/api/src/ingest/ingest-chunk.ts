@@ -1,21 +1,19 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
 import type { BlobStore } from '../blob-store/index.ts';
 import { chunkBlobKey, createChunkAttemptId, projectDataKey, sealChunk } from '../chunks/chunk-storage.ts';
 import type { MasterKey } from '../crypto/index.ts';
-import { isUniqueViolation } from '../database/errors.ts';
-import type { Database } from '../database/schema.ts';
 import type { Project } from '../database/tables/projects.table.ts';
-import { findIndexedChunk, recordChunk } from '../repositories/ingest.ts';
+import type { ChunkIndexWriter } from './chunk-index-writer.ts';
 import { summarizeChunk } from './chunk-summary.ts';
 import type { DecodedChunk } from './decode-chunk.ts';
 
 /** What {@link ingestChunk} needs from the process. */
 export interface IngestDependencies {
-  database: Kysely<Database>;
   blobStore: BlobStore;
   masterKey: MasterKey;
+  /** The process's group-commit writer of chunk index rows. */
+  chunkIndex: ChunkIndexWriter;
   log: FastifyBaseLogger;
 }
 
@@ -34,23 +32,22 @@ function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
  * Stores one validated chunk durably, then indexes it (PROTOCOL.md §1), in this order:
  *
  * 1. content hash = SHA-256 of the chunk's JSON bytes;
- * 2. seal the bytes with the project's data key and `put` them under a key unique to this attempt
+ * 2. seal the chunk with the project's data key and `put` it under a key unique to this attempt
  *    (durable when it resolves), so a racing attempt can never overwrite the blob that wins;
- * 3. one transaction: session upsert with its aggregates, chunk row, signal rows;
- * 4. only then `stored`. When `(project, session, seq)` is already indexed — a retry, or another
- *    request that won a race — the chunk insert's unique violation rolls the transaction back;
- *    the request then answers `duplicate` (same hash) or `conflict` (another hash) from the
- *    indexed row and deletes its own blob (best effort: an orphan blob is never read). A chunk
- *    row therefore always points at a durable blob. There is no separate "already stored?"
- *    query first: retries are rare, and on the embedded store every query waits for PGlite's
- *    single connection.
+ * 3. index it: the session upsert with its aggregates, the chunk row and its signal rows, in one
+ *    transaction shared with the chunks that arrived meanwhile (group commit, see
+ *    {@link ChunkIndexWriter});
+ * 4. only then `stored`. When `(project, session, seq)` was already indexed — a retry, or another
+ *    request that won a race — nothing changes: the request answers `duplicate` (same hash) or
+ *    `conflict` (another hash) from the indexed row and deletes its own blob (best effort: an
+ *    orphan blob is never read). A chunk row therefore always points at a durable blob.
  *
- * Throws on infrastructure failures (blob store, database): nothing is indexed then, and the
- * client retries the same bytes.
+ * Throws on infrastructure failures (blob store, database): the client retries the same bytes.
+ * The blob is kept then, since a failed COMMIT may still have indexed it.
  *
  * @example
  * ```ts
- * const outcome = await ingestChunk({ database, blobStore, masterKey, log }, project, decoded);
+ * const outcome = await ingestChunk({ blobStore, masterKey, chunkIndex, log }, project, decoded);
  * if (outcome.status === 'conflict') throw invalid(`seq ${outcome.seq} was already received with different content`, 409);
  * ```
  */
@@ -59,54 +56,36 @@ export async function ingestChunk(
   project: Pick<Project, 'id' | 'wrapped_data_key'>,
   decoded: DecodedChunk,
 ): Promise<IngestOutcome> {
-  const { database, blobStore, masterKey, log } = dependencies;
+  const { blobStore, masterKey, chunkIndex, log } = dependencies;
   const { chunk } = decoded;
   const place = { projectId: project.id, sessionId: chunk.sessionId, seq: chunk.seq };
   const contentSha256 = createHash('sha256').update(decoded.json).digest();
 
-  const answerFrom = (indexed: { contentSha256: Uint8Array }): IngestOutcome => ({
-    status: sameDigest(indexed.contentSha256, contentSha256) ? 'duplicate' : 'conflict',
-    seq: chunk.seq,
-  });
-
-  const sealed = await sealChunk(projectDataKey(masterKey, project), decoded.json, place);
+  const sealed = await sealChunk(projectDataKey(masterKey, project), decoded, place);
   const blobKey = chunkBlobKey(project.id, chunk.sessionId, chunk.seq, createChunkAttemptId());
   await blobStore.put(blobKey, sealed);
 
-  const summary = summarizeChunk(chunk, decoded.skipped);
-  // Whether the transaction's work ran to its end: an error after that came from COMMIT itself,
-  // and the commit may have happened, so the blob must stay.
-  let indexed = false;
-  try {
-    await database.transaction().execute(async (transaction) => {
-      await recordChunk(transaction, {
-        projectId: project.id,
-        chunk,
-        summary,
-        blobKey,
-        contentSha256,
-        encoding: decoded.encoding,
-        receivedBytes: decoded.receivedBytes,
-        inflatedBytes: decoded.json.byteLength,
-        storedBytes: sealed.byteLength,
-      });
-      indexed = true;
+  const outcome = await chunkIndex.index({
+    projectId: project.id,
+    chunk,
+    summary: summarizeChunk(chunk, decoded.skipped),
+    blobKey,
+    contentSha256,
+    encoding: decoded.encoding,
+    receivedBytes: decoded.receivedBytes,
+    inflatedBytes: decoded.json.byteLength,
+    storedBytes: sealed.byteLength,
+  });
+
+  // `exists` with our own blob: a retried batch whose first COMMIT did go through.
+  if (outcome.status === 'exists' && outcome.indexed.blobKey !== blobKey) {
+    await blobStore.delete(blobKey).catch((error: unknown) => {
+      log.warn({ err: error, blobKey }, 'could not delete the blob of a chunk that was not indexed');
     });
-  } catch (error) {
-    if (indexed) throw error;
-    const deleteOrphan = () =>
-      blobStore.delete(blobKey).catch((deleteError: unknown) => {
-        log.warn({ err: deleteError, blobKey }, 'could not delete the blob of a chunk that was not indexed');
-      });
-    if (!isUniqueViolation(error)) {
-      await deleteOrphan();
-      throw error;
-    }
-    // Another request indexed this seq first: answer from its row.
-    await deleteOrphan();
-    const winner = await findIndexedChunk(database, place);
-    if (winner === undefined) throw error;
-    return answerFrom(winner);
+    return {
+      status: sameDigest(outcome.indexed.contentSha256, contentSha256) ? 'duplicate' : 'conflict',
+      seq: chunk.seq,
+    };
   }
 
   if (decoded.skipped.length > 0) {

@@ -6,6 +6,11 @@ import type { Configuration } from '../config.ts';
 import type { MasterKey } from '../crypto/index.ts';
 import type { DatabaseHandle } from '../database/database.ts';
 import type { Database } from '../database/schema.ts';
+import {
+  type ChunkIndexWriter,
+  createChunkIndexWriter,
+  SERVER_LINGER_MS,
+} from '../ingest/chunk-index-writer.ts';
 
 /** What the server process opened before building the app: the app never opens or closes them. */
 export interface Services {
@@ -22,10 +27,23 @@ declare module 'fastify' {
     databaseHandle: DatabaseHandle;
     blobStore: BlobStore;
     masterKey: MasterKey;
+    /** Group commit of ingested chunks' index rows. */
+    chunkIndex: ChunkIndexWriter;
   }
 }
 
-/** Decorates the instance with the external services (db, blob store, keys) for every route. */
+/**
+ * Batches of chunk index rows in flight at once: PGlite has one connection, so 1; on PostgreSQL
+ * a few, always leaving connections to the reading routes.
+ */
+export function chunkIndexConcurrency(database: Configuration['database']): number {
+  return database.engine === 'pglite' ? 1 : Math.max(1, Math.min(4, Math.floor(database.poolSize / 2)));
+}
+
+/**
+ * Decorates the instance with the external services (db, blob store, keys) for every route, and
+ * the chunk index writer built on them (drained when the app closes).
+ */
 export const servicesPlugin = fastifyPlugin(
   async (fastify: FastifyInstance, services: Services) => {
     fastify.decorate('configuration', services.configuration);
@@ -33,6 +51,18 @@ export const servicesPlugin = fastifyPlugin(
     fastify.decorate('databaseHandle', services.database);
     fastify.decorate('blobStore', services.blobStore);
     fastify.decorate('masterKey', services.masterKey);
+    const chunkIndex = createChunkIndexWriter({
+      database: services.database.database,
+      concurrency: chunkIndexConcurrency(services.configuration.database),
+      lingerMs: SERVER_LINGER_MS,
+    });
+    fastify.decorate('chunkIndex', chunkIndex);
+    fastify.addHook('onClose', async () => {
+      await chunkIndex.drain();
+      const { batches, chunks } = chunkIndex.stats();
+      if (batches > 0)
+        fastify.log.info({ batches, chunks }, `indexed ${chunks} chunk(s) in ${batches} transaction(s)`);
+    });
   },
   { name: 'services' },
 );

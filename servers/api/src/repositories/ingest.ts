@@ -12,19 +12,43 @@ export interface IndexedChunk {
   blobKey: string;
 }
 
-/** The index row of `(project, session, seq)`, if that chunk was already received. */
-export async function findIndexedChunk(
+/** Where a chunk goes in the index. */
+export interface ChunkPlace {
+  projectId: string;
+  sessionId: string;
+  seq: number;
+}
+
+/** The index rows of these places that exist, keyed by {@link placeKey}. */
+export async function findIndexedChunks(
   database: Executor,
-  place: { projectId: string; sessionId: string; seq: number },
-): Promise<IndexedChunk | undefined> {
-  const row = await database
+  places: readonly ChunkPlace[],
+): Promise<Map<string, IndexedChunk>> {
+  const found = new Map<string, IndexedChunk>();
+  if (places.length === 0) return found;
+  const rows = await database
     .selectFrom('chunks')
-    .select(['content_sha256', 'blob_key'])
-    .where('project_id', '=', place.projectId)
-    .where('session_id', '=', place.sessionId)
-    .where('seq', '=', place.seq)
-    .executeTakeFirst();
-  return row === undefined ? undefined : { contentSha256: row.content_sha256, blobKey: row.blob_key };
+    .select(['project_id', 'session_id', 'seq', 'content_sha256', 'blob_key'])
+    .where((where) =>
+      where.or(
+        places.map((place) =>
+          where.and({ project_id: place.projectId, session_id: place.sessionId, seq: place.seq }),
+        ),
+      ),
+    )
+    .execute();
+  for (const row of rows) {
+    found.set(placeKey({ projectId: row.project_id, sessionId: row.session_id, seq: row.seq }), {
+      contentSha256: row.content_sha256,
+      blobKey: row.blob_key,
+    });
+  }
+  return found;
+}
+
+/** A string that identifies a {@link ChunkPlace}. */
+export function placeKey(place: ChunkPlace): string {
+  return `${place.projectId}/${place.sessionId}/${place.seq}`;
 }
 
 /** Everything indexed for one stored chunk. */
@@ -112,10 +136,19 @@ function severityRank(column: RawBuilder<unknown>): RawBuilder<number> {
 }
 
 /**
- * Indexes one chunk whose blob is durable, inside the caller's transaction: upserts the session
- * (merging this chunk into its aggregates, whatever order chunks arrive in), inserts the chunk row
- * and its signals. Throws a unique violation (`isUniqueViolation`) when `(project, session, seq)`
- * is already indexed; the caller's transaction then rolls back and nothing changes.
+ * Indexes a batch of chunks whose blobs are durable, inside the caller's transaction, in a fixed
+ * number of statements whatever the batch size (group commit: see `chunk-index-writer.ts`):
+ *
+ * 1. one insert of every chunk row, `on conflict do nothing`: the rows it returns are the chunks
+ *    that are new. A chunk already indexed — a retry, a race lost to another request, or the same
+ *    `(session, seq)` twice in the batch (the first one wins) — changes nothing.
+ * 2. the new chunks are merged into their sessions: one upsert per round, where round k holds the
+ *    k-th new chunk of each session in the batch (so usually one round), exactly as if the chunks
+ *    had been indexed one by one in batch order. The chunk -> session foreign key is checked at
+ *    commit (migration 2026-11-23-deferred-chunk-session).
+ * 3. one insert of the new chunks' signals (per 1 000 rows).
+ *
+ * Rows are written in key order, so concurrent batches on PostgreSQL lock them in the same order.
  *
  * Merge rules: `started_at` is the earliest and `last_event_at` the latest any chunk showed,
  * `duration_ms` their difference; counts and bytes add up; `level` is the highest severity;
@@ -123,24 +156,120 @@ function severityRank(column: RawBuilder<unknown>): RawBuilder<number> {
  * a later chunk's meta only fills what is still empty. The user is the one of the last `identify`
  * event received, else `meta.user`.
  *
+ * @returns the blob keys of the records that were new (and are now indexed).
+ *
  * @example
  * ```ts
- * await database.transaction().execute((transaction) => recordChunk(transaction, record));
+ * const stored = await database.transaction().execute((transaction) => recordChunks(transaction, records));
  * ```
  */
-export async function recordChunk(transaction: Transaction<Database>, record: ChunkRecord): Promise<void> {
+export async function recordChunks(
+  transaction: Transaction<Database>,
+  records: readonly ChunkRecord[],
+): Promise<Set<string>> {
+  if (records.length === 0) return new Set();
+  const byKey = (a: ChunkRecord, b: ChunkRecord) =>
+    compare(a.projectId, b.projectId) ||
+    compare(a.chunk.sessionId, b.chunk.sessionId) ||
+    a.chunk.seq - b.chunk.seq;
+
+  const inserted = await transaction
+    .insertInto('chunks')
+    .values([...records].sort(byKey).map(chunkRowOf))
+    .onConflict((conflict) => conflict.columns(['project_id', 'session_id', 'seq']).doNothing())
+    .returning('blob_key')
+    .execute();
+  const stored = new Set(inserted.map((row) => row.blob_key));
+  const fresh = records.filter((record) => stored.has(record.blobKey));
+
+  for (const round of roundsOf(fresh)) {
+    // An identify replaces the user, meta.user only fills an empty one: one statement for each.
+    const identified = round.filter((record) => record.summary.user?.source === 'identify');
+    const others = round.filter((record) => record.summary.user?.source !== 'identify');
+    for (const [group, userWins] of [
+      [identified, true],
+      [others, false],
+    ] as const) {
+      if (group.length > 0) await upsertSessions(transaction, group.sort(byKey), userWins);
+    }
+  }
+
+  const signals = fresh.sort(byKey).flatMap((record) =>
+    record.summary.signals.map((signal) => ({
+      project_id: record.projectId,
+      session_id: record.chunk.sessionId,
+      seq: record.chunk.seq,
+      event_index: signal.eventIndex,
+      t: new Date(signal.t),
+      kind: signal.kind,
+      severity: signal.severity,
+      name: signal.name,
+      message: signal.message,
+      details: JSON.stringify(signal.details),
+    })),
+  );
+  for (let start = 0; start < signals.length; start += SIGNAL_BATCH) {
+    await transaction
+      .insertInto('session_signals')
+      .values(signals.slice(start, start + SIGNAL_BATCH))
+      .execute();
+  }
+  return stored;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Splits records into rounds in which each session appears at most once, keeping batch order. */
+function roundsOf(records: readonly ChunkRecord[]): ChunkRecord[][] {
+  const rounds: ChunkRecord[][] = [];
+  const seen = new Map<string, number>();
+  for (const record of records) {
+    const session = `${record.projectId}/${record.chunk.sessionId}`;
+    const round = seen.get(session) ?? 0;
+    seen.set(session, round + 1);
+    const members = rounds[round] ?? [];
+    members.push(record);
+    rounds[round] = members;
+  }
+  return rounds;
+}
+
+function chunkRowOf(record: ChunkRecord) {
   const { chunk, summary } = record;
+  return {
+    project_id: record.projectId,
+    session_id: chunk.sessionId,
+    seq: chunk.seq,
+    blob_key: record.blobKey,
+    content_sha256: record.contentSha256,
+    encoding: record.encoding,
+    received_bytes: record.receivedBytes,
+    inflated_bytes: record.inflatedBytes,
+    stored_bytes: record.storedBytes,
+    event_count: summary.eventCount,
+    first_event_at: summary.firstEventAt === undefined ? null : new Date(summary.firstEventAt),
+    last_event_at: summary.lastEventAt === undefined ? null : new Date(summary.lastEventAt),
+    sent_at: new Date(chunk.sentAt),
+  };
+}
+
+/** Merges one chunk per session (distinct sessions) into the `sessions` rows. */
+async function upsertSessions(
+  transaction: Transaction<Database>,
+  records: readonly ChunkRecord[],
+  userWins: boolean,
+): Promise<void> {
   const session = (column: string) => sql.ref(`sessions.${column}`);
   const excluded = (column: string) => sql.ref(`excluded.${column}`);
-  const metaWins = chunk.seq === 0;
   const merged: Record<string, RawBuilder<unknown>> = {};
+  // A row carries one chunk, so `excluded.max_seq` is that chunk's seq: seq 0's meta wins.
   for (const column of META_COLUMNS) {
-    merged[column] = metaWins
-      ? sql`coalesce(${excluded(column)}, ${session(column)})`
-      : sql`coalesce(${session(column)}, ${excluded(column)})`;
+    merged[column] =
+      sql`case when ${excluded('max_seq')} = 0 then coalesce(${excluded(column)}, ${session(column)}) else coalesce(${session(column)}, ${excluded(column)}) end`;
   }
-  // The user's fields move together: an identify replaces them, meta.user only fills an empty user.
-  const userWins = summary.user?.source === 'identify';
+  // The user's fields move together.
   for (const column of USER_COLUMNS) {
     merged[column] = userWins
       ? sql`${excluded(column)}`
@@ -149,7 +278,7 @@ export async function recordChunk(transaction: Transaction<Database>, record: Ch
 
   await transaction
     .insertInto('sessions')
-    .values(sessionRowOf(record))
+    .values(records.map(sessionRowOf))
     .onConflict((conflict) =>
       conflict.columns(['project_id', 'id']).doUpdateSet({
         ...merged,
@@ -160,50 +289,11 @@ export async function recordChunk(transaction: Transaction<Database>, record: Ch
         level: sql<
           string | null
         >`case when ${severityRank(excluded('level'))} > ${severityRank(session('level'))} then ${excluded('level')} else ${session('level')} end`,
-        chunk_count: sql<number>`${session('chunk_count')} + 1`,
+        chunk_count: sql<number>`${session('chunk_count')} + ${excluded('chunk_count')}`,
         max_seq: sql<number>`greatest(${session('max_seq')}, ${excluded('max_seq')})`,
         stored_bytes: sql<number>`${session('stored_bytes')} + ${excluded('stored_bytes')}`,
         updated_at: sql<Date>`now()`,
       }),
     )
     .execute();
-
-  await transaction
-    .insertInto('chunks')
-    .values({
-      project_id: record.projectId,
-      session_id: chunk.sessionId,
-      seq: chunk.seq,
-      blob_key: record.blobKey,
-      content_sha256: record.contentSha256,
-      encoding: record.encoding,
-      received_bytes: record.receivedBytes,
-      inflated_bytes: record.inflatedBytes,
-      stored_bytes: record.storedBytes,
-      event_count: summary.eventCount,
-      first_event_at: summary.firstEventAt === undefined ? null : new Date(summary.firstEventAt),
-      last_event_at: summary.lastEventAt === undefined ? null : new Date(summary.lastEventAt),
-      sent_at: new Date(chunk.sentAt),
-    })
-    .execute();
-
-  for (let start = 0; start < summary.signals.length; start += SIGNAL_BATCH) {
-    await transaction
-      .insertInto('session_signals')
-      .values(
-        summary.signals.slice(start, start + SIGNAL_BATCH).map((signal) => ({
-          project_id: record.projectId,
-          session_id: chunk.sessionId,
-          seq: chunk.seq,
-          event_index: signal.eventIndex,
-          t: new Date(signal.t),
-          kind: signal.kind,
-          severity: signal.severity,
-          name: signal.name,
-          message: signal.message,
-          details: JSON.stringify(signal.details),
-        })),
-      )
-      .execute();
-  }
 }

@@ -170,7 +170,7 @@ export default async function ingestRoutes(fastify: FastifyInstance) {
       if (!result.success) throw invalid(result.message, result.status);
       const outcome = await ingestChunk(
         {
-          database: fastify.database,
+          chunkIndex: fastify.chunkIndex,
           blobStore: fastify.blobStore,
           masterKey: fastify.masterKey,
           log: request.log,
