@@ -225,7 +225,7 @@ export async function seedSession(
   for (const chunk of wireChunks) {
     const json = new TextEncoder().encode(JSON.stringify(chunk, null, 2));
     const place = { projectId, sessionId: id, seq: chunk.seq };
-    const sealed = await sealChunk(dataKey, json, place);
+    const sealed = await sealChunk(dataKey, { json }, place);
     const blobKey = chunkBlobKey(projectId, id, chunk.seq, createChunkAttemptId());
     await blobStore.put(blobKey, sealed);
     chunks.push({ seq: chunk.seq, json, events: chunk.events, blobKey });

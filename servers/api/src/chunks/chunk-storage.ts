@@ -39,16 +39,17 @@ export function chunkAssociatedData(projectId: string, sessionId: string, seq: n
 }
 
 /**
- * What is stored for a chunk: the chunk's JSON bytes exactly as the client sent them (after
- * inflating the transfer encoding), deflated, then sealed with the project's data key
- * (AES-256-GCM) and bound to `(project, session, seq)`.
+ * What is stored for a chunk: a zlib stream of the chunk's JSON bytes exactly as the client sent
+ * them, sealed with the project's data key (AES-256-GCM) and bound to `(project, session, seq)`.
+ * A `json+deflate` body is that stream already (`deflated`, verified to inflate to `json`), so it
+ * is sealed as sent instead of being compressed a second time; a `json` body is deflated here.
  */
 export async function sealChunk(
   dataKey: DataKey,
-  jsonBytes: Uint8Array,
+  content: { json: Uint8Array; deflated?: Uint8Array | undefined },
   place: { projectId: string; sessionId: string; seq: number },
 ): Promise<Uint8Array> {
-  const compressed = await deflateAsync(jsonBytes);
+  const compressed = content.deflated ?? (await deflateAsync(content.json));
   return sealBlob(dataKey, compressed, chunkAssociatedData(place.projectId, place.sessionId, place.seq));
 }
 

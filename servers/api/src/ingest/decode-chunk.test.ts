@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PROTOCOL_LIMITS } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { deflate, deflateBomb, rewriteChunk, validChunkFixture } from '../../test/ingest-helpers.ts';
@@ -39,6 +40,22 @@ describe('inflateBody', () => {
     });
     const good = deflate(Buffer.alloc(10_000, 0x61));
     expect(await inflateBody(good.subarray(0, good.byteLength - 4), 1_000_000)).toMatchObject({
+      success: false,
+      reason: 'malformed',
+    });
+  });
+
+  it('behaves the same on both paths: small bodies on the event loop, larger ones on the pool', async () => {
+    // 8 MiB of zeros deflate to about 8 KiB: a small bomb, inflated on the event loop.
+    const smallBomb = deflate(Buffer.alloc(7 * 1024 * 1024));
+    expect(smallBomb.byteLength).toBeLessThanOrEqual(8 * 1024);
+    expect(await inflateBody(smallBomb, 1024 * 1024)).toMatchObject({ success: false, reason: 'too_large' });
+    const random = randomBytes(20_000);
+    const large = deflate(random);
+    expect(large.byteLength).toBeGreaterThan(8 * 1024);
+    expect(await inflateBody(large, 1_000_000)).toEqual({ success: true, bytes: random });
+    expect(await inflateBody(large, 19_999)).toMatchObject({ success: false, reason: 'too_large' });
+    expect(await inflateBody(large.subarray(0, large.byteLength - 10), 1_000_000)).toMatchObject({
       success: false,
       reason: 'malformed',
     });
