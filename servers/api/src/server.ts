@@ -1,3 +1,5 @@
+// Must stay the first import: it sizes libuv's thread pool before anything starts it.
+import './thread-pool.ts';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
