@@ -81,7 +81,7 @@ const INGEST_HEADERS = { 'content-type': 'application/octet-stream', 'x-service-
 
 /** A warm-up run, then the measured run, of POST /v1/ingest with fresh chunks. */
 async function ingestLoad(url: string, projectKey: string, onMeasure?: () => void): Promise<LoadResult> {
-  const bodies = createChunkBodies();
+  const bodies = createChunkBodies({ concurrentSessions: CONNECTIONS });
   const options = {
     url: `${url}/v1/ingest`,
     method: 'POST' as const,
