@@ -50,7 +50,10 @@ export async function openServices(
     });
     const database = await createDatabase(configuration.database);
     closers.push(() => database.close());
-    if (options.migrate ?? true) await migrateToLatest(database.database);
+    if (options.migrate ?? true) {
+      await migrateToLatest(database.database);
+      await database.flush();
+    }
     const blobStore = openBlobStore(configuration);
     closers.push(() => blobStore.close());
     return { configuration, database, blobStore, masterKey, close };

@@ -54,6 +54,7 @@ export async function startServer(
         services.masterKey,
         configuration.dataDirectory,
       );
+      await services.database.flush();
     }
     await fastify.listen({ host: configuration.host, port: configuration.port });
   } catch (error) {

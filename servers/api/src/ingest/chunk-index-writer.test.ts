@@ -224,6 +224,45 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
     ).toEqual([]);
   });
 
+  it('answers only once the batch is flushed to disk', async () => {
+    const projectId = projectIds[5] as string;
+    let release: () => void = () => {};
+    let flushes = 0;
+    const writer = createChunkIndexWriter({
+      database: database.database,
+      flush: () => {
+        flushes += 1;
+        return new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      },
+    });
+    let answered = false;
+    const outcome = writer.index(record(projectId, 'ses_01KAJBCH80XTQ0YDPAV81S9400', 0)).then((value) => {
+      answered = true;
+      return value;
+    });
+    await expect.poll(() => flushes).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(answered).toBe(false);
+    release();
+    expect(await outcome).toEqual({ status: 'stored' });
+  });
+
+  it('lingers to gather chunks that arrive shortly after each other into one transaction', async () => {
+    const projectId = projectIds[5] as string;
+    const writer = createChunkIndexWriter({ database: database.database, lingerMs: 200 });
+    const pending = [];
+    for (let index = 0; index < 5; index += 1) {
+      pending.push(
+        writer.index(record(projectId, `ses_01KAJBCH80XTQ0YDPAV81S95${String(index).padStart(2, '0')}`, 0)),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await Promise.all(pending);
+    expect(writer.stats()).toEqual({ batches: 1, chunks: 5 });
+  });
+
   it('drains: resolves once every chunk handed to it is settled', async () => {
     const projectId = projectIds[5] as string;
     const writer = createChunkIndexWriter({ database: database.database });

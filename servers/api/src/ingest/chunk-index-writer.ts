@@ -25,6 +25,11 @@ export interface ChunkIndexWriterOptions {
    * {@link SERVER_LINGER_MS}.
    */
   lingerMs?: number;
+  /**
+   * Makes committed transactions durable (`DatabaseHandle.flush`: PGlite's WAL barrier), run
+   * after each commit and before any chunk of it is answered.
+   */
+  flush?: () => Promise<void>;
 }
 
 /**
@@ -140,6 +145,7 @@ export function createChunkIndexWriter(options: ChunkIndexWriterOptions): ChunkI
   async function commit(batch: Pending[]): Promise<void> {
     const records = batch.map((pending) => pending.record);
     const stored = await database.transaction().execute((transaction) => recordChunks(transaction, records));
+    await options.flush?.();
     counters.batches += 1;
     counters.chunks += records.length;
 

@@ -20,7 +20,13 @@ export interface Services {
   masterKey: MasterKey;
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route made its writes durable itself (ingest, through the chunk index writer). */
+    flushedBeforeReply?: boolean;
+  }
   interface FastifyInstance {
     configuration: Configuration;
     database: Kysely<Database>;
@@ -55,8 +61,20 @@ export const servicesPlugin = fastifyPlugin(
       database: services.database.database,
       concurrency: chunkIndexConcurrency(services.configuration.database),
       lingerMs: SERVER_LINGER_MS,
+      flush: services.database.flush,
     });
     fastify.decorate('chunkIndex', chunkIndex);
+    // Writes other than ingest (which flushes per batch) are made durable before their answer.
+    fastify.addHook('onSend', async (request, reply, payload) => {
+      if (
+        !SAFE_METHODS.has(request.method) &&
+        reply.statusCode < 400 &&
+        request.routeOptions.config?.flushedBeforeReply !== true
+      ) {
+        await services.database.flush();
+      }
+      return payload;
+    });
     fastify.addHook('onClose', async () => {
       await chunkIndex.drain();
       const { batches, chunks } = chunkIndex.stats();

@@ -140,6 +140,7 @@ export default async function ingestRoutes(fastify: FastifyInstance) {
     '/ingest',
     {
       onRequest: (request, reply) => checkHeaders(fastify, request, reply),
+      config: { flushedBeforeReply: true },
       schema: {
         summary: 'Ingest one chunk (SDKs)',
         description: [
