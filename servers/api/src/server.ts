@@ -1,5 +1,3 @@
-// Must stay the first import: it sizes libuv's thread pool before anything starts it.
-import './thread-pool.ts';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
