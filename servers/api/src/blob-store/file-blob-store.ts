@@ -21,12 +21,57 @@ export interface FileBlobStoreOptions {
    * to the file system underneath.
    */
   createDirectory?: boolean;
+  /**
+   * Diagnostics hook, for tests and metrics only: called with the absolute path of a directory
+   * each time the store starts an fsync of it (never on Windows, where directories are not
+   * fsynced). It must not change the store's directory; an exception it throws is ignored.
+   */
+  onDirectorySync?: (directory: string) => void;
 }
 
 const maximumAttempts = 10;
+/**
+ * How many directories the store remembers as durable. Beyond that the oldest is forgotten,
+ * which only costs one more fsync of its parent the next time a put uses it.
+ */
+const maximumKnownDirectories = 20_000;
 const directoryMode = 0o700;
 const fileMode = 0o600;
 const syncDirectories = process.platform !== 'win32';
+
+/**
+ * A directory's own entry in its parent directory. It is durable once the parent has been
+ * fsynced after the directory was created: {@link DirectoryEntry.durable} starts that fsync on
+ * first use (so it starts after the creation, whoever asks) and shares it with later callers.
+ * Only the one level: a directory is durable when its entry and those of its ancestors are.
+ */
+interface DirectoryEntry {
+  durable(): Promise<void>;
+}
+
+/**
+ * A put creating its directories and opening its temporary file, with the directories (from the
+ * root to the target) that a concurrent delete started to remove meanwhile: their incarnation may
+ * have changed, so the put neither trusts nor records what the store knows about them.
+ */
+interface Walk {
+  directories: string[];
+  disturbed: Set<string>;
+}
+
+/** The rmdir() calls of one directory in flight, and its entry from before the first one. */
+interface Removal {
+  inFlight: number;
+  removed: boolean;
+  entry: DirectoryEntry | undefined;
+}
+
+/** An open temporary file, and the entries of the directories from the root to the target. */
+interface TemporaryFile {
+  handle: FileHandle;
+  path: string;
+  entries: DirectoryEntry[];
+}
 
 /**
  * A {@link BlobStore} on the local file system: the object `a/b/c` is the file
@@ -34,10 +79,26 @@ const syncDirectories = process.platform !== 'win32';
  *
  * `put` writes a temporary file in the target's directory (a name containing `~`, which no key
  * can contain, so `get` never sees it), fsyncs it, renames it over the target, then fsyncs the
- * directory and its ancestors up to `directory`. A crash at any point leaves the old object or
- * the new one, never a partial one; a leftover temporary file is invisible and harmless.
- * `delete` removes directories it leaves empty, so deleted sessions leave no empty directories.
- * Files are created with mode 0600 and directories with 0700.
+ * directory. A crash at any point leaves the old object or the new one, never a partial one; a
+ * leftover temporary file is invisible and harmless. `delete` removes directories it leaves
+ * empty, so deleted sessions leave no empty directories. Files are created with mode 0600 and
+ * directories with 0700.
+ *
+ * A directory's own entry must be durable too, or a crash could lose the directory and the
+ * object with it. The store remembers (in memory, up to {@link maximumKnownDirectories}) which
+ * directories are: a put that creates a directory fsyncs its parent, and so does the first put
+ * through a directory the store did not create (a previous process may have crashed before
+ * fsyncing it). Every put waits for its directories' entries, so a put into a directory that a
+ * concurrent put has just created still returns only once that directory is durable. In the
+ * common case a put therefore costs two fsyncs, the file's and its directory's; fsyncs of one
+ * directory requested while one is running are served together by the next one, which starts
+ * after all of them were requested.
+ *
+ * Once a put's temporary file is open its directories cannot be removed (they are not empty).
+ * A directory that a concurrent delete tried to remove while the put was getting there may be a
+ * new one, so for it the put fsyncs the parent itself. The store assumes it is the only one
+ * changing its directory while it runs (one instance per directory); instances one after the
+ * other are fine.
  *
  * Limitation: a key cannot be both an object and a prefix of other objects (`a` and `a/b`):
  * such a `put` throws `key_conflict`. The server's keys have a fixed depth, so this never happens.
@@ -57,6 +118,13 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
   const root = path.resolve(options.directory);
   const rootPrefix = root.endsWith(path.sep) ? root : root + path.sep;
   const createDirectory = options.createDirectory ?? true;
+  const syncDirectory = createDirectorySyncer(options.onDirectorySync);
+  /** Directories (below the root) whose entries are durable or being made durable, oldest first. */
+  const known = new Map<string, DirectoryEntry>();
+  /** Puts between their first look at their directories and their open temporary file. */
+  const walks = new Set<Walk>();
+  /** Directories being removed: rmdir() calls in flight, and what to restore if all fail. */
+  const removing = new Map<string, Removal>();
   let rootReady: Promise<void> | undefined;
 
   function ensureRoot(): Promise<void> {
@@ -134,11 +202,41 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     return true;
   }
 
-  async function createParents(key: string, segments: string[]): Promise<'created' | 'retry'> {
-    for (let index = 1; index < segments.length; index += 1) {
-      const directory = path.join(root, ...segments.slice(0, index));
+  /** Records `directory` as durable once `entry` is, forgetting the oldest beyond the bound. */
+  function remember(directory: string, entry: DirectoryEntry): DirectoryEntry {
+    known.delete(directory);
+    known.set(directory, entry);
+    if (known.size > maximumKnownDirectories) {
+      const oldest = known.keys().next();
+      if (oldest.done !== true) known.delete(oldest.value);
+    }
+    return entry;
+  }
+
+  /** A new entry for `directory`, whose parent is fsynced on first use (see {@link DirectoryEntry}). */
+  function entryOf(directory: string): DirectoryEntry {
+    let synced: Promise<void> | undefined;
+    const entry: DirectoryEntry = {
+      durable() {
+        synced ??= syncDirectory(path.dirname(directory)).catch((error: unknown) => {
+          // Forget it, so that the next put tries again.
+          synced = undefined;
+          if (known.get(directory) === entry) known.delete(directory);
+          throw error;
+        });
+        return synced;
+      },
+    };
+    return entry;
+  }
+
+  /** Creates the directories of `key`. */
+  async function createParents(key: string, walk: Walk): Promise<'created' | 'retry'> {
+    for (const directory of walk.directories) {
       try {
         await mkdir(directory, { mode: directoryMode });
+        // Ours, and still there unless a delete started to remove it meanwhile.
+        if (!walk.disturbed.has(directory)) remember(directory, entryOf(directory));
       } catch (error) {
         const code = errorCode(error);
         if (code === 'EEXIST') continue; // A directory, or an object (then opening the temporary file fails)
@@ -150,21 +248,58 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     return 'created';
   }
 
-  async function openTemporaryFile(key: string, segments: string[]): Promise<[FileHandle, string]> {
-    const parent = path.dirname(pathOf(key));
+  /**
+   * One attempt at opening the temporary file. When the store knows the target's directory it
+   * opens the file straight away, otherwise it creates the directories first. `undefined`: a
+   * directory is missing, try again.
+   */
+  async function tryOpenTemporaryFile(
+    key: string,
+    walk: Walk,
+    parent: string,
+    trustKnown: boolean,
+  ): Promise<TemporaryFile | undefined> {
+    const isKnown = walk.directories.length === 0 || known.has(parent);
+    if (!(trustKnown && isKnown) && (await createParents(key, walk)) === 'retry') return undefined;
+    const temporary = path.join(parent, `.tmp~${randomBytes(8).toString('hex')}`);
+    let handle: FileHandle;
+    try {
+      handle = await open(temporary, 'wx', fileMode);
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'ENOTDIR') throw conflict(key, error);
+      if (code !== 'ENOENT') throw failure('unavailable', `Cannot write blob ${key} in ${root}`, error);
+      return undefined;
+    }
+    // The directories are in place and stay (the file is in them). One the store does not know
+    // was made by an earlier process, which may have crashed before fsyncing its parent; one a
+    // delete tried to remove meanwhile may be new. Their parents get fsynced from now on.
+    const entries = walk.directories.map((directory) => {
+      if (walk.disturbed.has(directory)) return entryOf(directory);
+      return known.get(directory) ?? remember(directory, entryOf(directory));
+    });
+    return { handle, path: temporary, entries };
+  }
+
+  async function openTemporaryFile(key: string, segments: string[], parent: string): Promise<TemporaryFile> {
+    const directories: string[] = [];
+    for (let index = 1; index < segments.length; index += 1) {
+      directories.push(path.join(root, ...segments.slice(0, index)));
+    }
     for (let attempt = 1; ; attempt += 1) {
-      const outcome = await createParents(key, segments);
-      if (outcome === 'created') {
-        const temporary = path.join(parent, `.tmp~${randomBytes(8).toString('hex')}`);
-        try {
-          return [await open(temporary, 'wx', fileMode), temporary];
-        } catch (error) {
-          const code = errorCode(error);
-          if (code === 'ENOTDIR') throw conflict(key, error);
-          if (code !== 'ENOENT') throw failure('unavailable', `Cannot write blob ${key} in ${root}`, error);
-        }
+      const walk: Walk = {
+        directories,
+        disturbed: new Set(directories.filter((directory) => removing.has(directory))),
+      };
+      walks.add(walk);
+      let opened: TemporaryFile | undefined;
+      try {
+        opened = await tryOpenTemporaryFile(key, walk, parent, attempt === 1);
+      } finally {
+        walks.delete(walk);
       }
-      // ENOENT: the root disappeared (fail), or a concurrent delete removed an empty parent (retry).
+      if (opened !== undefined) return opened;
+      // ENOENT: the root disappeared (fail), or a directory was removed (retry).
       await assertRootIsDirectory();
       if (attempt >= maximumAttempts) {
         throw failure(
@@ -180,7 +315,7 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     const segments = key.split('/');
     const target = pathOf(key);
     const parent = path.dirname(target);
-    const [handle, temporary] = await openTemporaryFile(key, segments);
+    const { handle, path: temporary, entries } = await openTemporaryFile(key, segments, parent);
     try {
       await handle.writeFile(bytes);
       await handle.sync();
@@ -198,11 +333,12 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
       if (code === 'EISDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') throw conflict(key, error);
       throw failure('unavailable', `Cannot write blob ${key} in ${root}`, error);
     }
-    // The rename is durable once the directory is; its ancestors are synced too because a
-    // concurrent put may have (re)created them without having synced them yet.
-    for (let directory = parent; ; directory = path.dirname(directory)) {
-      await syncDirectory(directory);
-      if (directory === root) break;
+    // The rename is durable once the directory is fsynced (by an fsync that starts now); then
+    // wait for the directories' own entries, innermost first: fsyncs this put or a concurrent
+    // one started for directories they created or found unknown, nothing for known ones.
+    await syncDirectory(parent);
+    for (let index = entries.length - 1; index >= 0; index -= 1) {
+      await entries[index]?.durable();
     }
   }
 
@@ -227,13 +363,64 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
       if (await isMissingObject(error, target)) return;
       throw failure('unavailable', `Cannot delete blob ${key} in ${root}`, error);
     }
-    await syncDirectory(path.dirname(target));
+    await syncAfterUnlink(path.dirname(target));
     // Best effort: remove the directories this delete left empty (a deleted session's folder).
     for (let directory = path.dirname(target); directory !== root; directory = path.dirname(directory)) {
+      const removal = startRemoval(directory);
+      let removed = false;
       try {
         await rmdir(directory);
+        removed = true;
       } catch {
         break;
+      } finally {
+        endRemoval(directory, removal, removed);
+      }
+    }
+  }
+
+  /**
+   * Before an rmdir(): forget the directory (a put re-creating it fsyncs its parent again), and
+   * tell the puts on their way through it not to trust or record what they find until it is done.
+   */
+  function startRemoval(directory: string): Removal {
+    let removal = removing.get(directory);
+    if (removal === undefined) {
+      removal = { inFlight: 0, removed: false, entry: known.get(directory) };
+      removing.set(directory, removal);
+    }
+    removal.inFlight += 1;
+    known.delete(directory);
+    for (const walk of walks) {
+      if (walk.directories.includes(directory)) walk.disturbed.add(directory);
+    }
+    return removal;
+  }
+
+  /** After an rmdir(): if none removed the directory (not empty), it is the same one as before. */
+  function endRemoval(directory: string, removal: Removal, removed: boolean): void {
+    removal.removed ||= removed;
+    removal.inFlight -= 1;
+    if (removal.inFlight > 0) return;
+    removing.delete(directory);
+    if (!removal.removed && removal.entry !== undefined && !known.has(directory)) {
+      remember(directory, removal.entry);
+    }
+  }
+
+  /**
+   * fsyncs the directory of an object just deleted. A concurrent delete may have removed the
+   * directory meanwhile (it was empty); then the nearest directory still there is fsynced, which
+   * makes the removal durable, and the object's removal with it.
+   */
+  async function syncAfterUnlink(directory: string): Promise<void> {
+    for (let current = directory; ; current = path.dirname(current)) {
+      try {
+        await syncDirectory(current);
+        return;
+      } catch (error) {
+        const cause = error instanceof Error ? error.cause : undefined;
+        if (current === root || errorCode(cause) !== 'ENOENT') throw error;
       }
     }
   }
@@ -260,8 +447,55 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
   return createBlobStore('file', `file blob store at ${root}`, { put, get, remove, check });
 }
 
-async function syncDirectory(directory: string): Promise<void> {
-  if (!syncDirectories) return;
+/**
+ * fsyncs directories, coalescing: a request is always served by an fsync that starts after it
+ * (what it must make durable happened before the request), so per directory at most one fsync
+ * runs and one waits; every request made while one runs joins the waiting one.
+ */
+function createDirectorySyncer(onSync: ((directory: string) => void) | undefined) {
+  interface State {
+    running: Promise<void> | undefined;
+    next: Promise<void> | undefined;
+  }
+  const states = new Map<string, State>();
+
+  function start(directory: string, state: State): Promise<void> {
+    const running = fsyncDirectory(directory, onSync).finally(() => {
+      state.running = undefined;
+      if (state.next === undefined) states.delete(directory);
+    });
+    state.running = running;
+    return running;
+  }
+
+  return function syncDirectory(directory: string): Promise<void> {
+    if (!syncDirectories) return Promise.resolve();
+    let state = states.get(directory);
+    if (state === undefined) {
+      state = { running: undefined, next: undefined };
+      states.set(directory, state);
+    }
+    if (state.next !== undefined) return state.next; // Not started yet: it starts after this request
+    const { running } = state;
+    if (running === undefined) return start(directory, state);
+    const waiting = state;
+    state.next = running.then(noop, noop).then(() => {
+      waiting.next = undefined;
+      return start(directory, waiting);
+    });
+    return state.next;
+  };
+}
+
+async function fsyncDirectory(
+  directory: string,
+  onSync: ((directory: string) => void) | undefined,
+): Promise<void> {
+  try {
+    onSync?.(directory);
+  } catch {
+    // A diagnostics hook does not get to break the store.
+  }
   let handle: FileHandle | undefined;
   try {
     handle = await open(directory, 'r');
@@ -272,6 +506,8 @@ async function syncDirectory(directory: string): Promise<void> {
     await handle?.close();
   }
 }
+
+function noop(): void {}
 
 function conflict(key: string, cause: unknown): BlobStoreError {
   return failure(
