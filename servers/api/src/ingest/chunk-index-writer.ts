@@ -87,7 +87,10 @@ export function createChunkIndexWriter(options: ChunkIndexWriterOptions): ChunkI
   const maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 128));
   const lingerMs = Math.max(0, options.lingerMs ?? 0);
   const queue: Pending[] = [];
+  /** Batches whose transaction runs (at most `concurrency`). */
   let running = 0;
+  /** Batches not settled yet: in their transaction, or being flushed and answered. */
+  let unsettled = 0;
   const counters = { batches: 0, chunks: 0 };
   let idle: { promise: Promise<void>; resolve(): void } | undefined;
 
@@ -112,10 +115,18 @@ export function createChunkIndexWriter(options: ChunkIndexWriterOptions): ChunkI
     while (running < concurrency && queue.length > 0) {
       const batch = queue.splice(0, maxBatch);
       running += 1;
-      void runBatch(batch).finally(() => {
+      unsettled += 1;
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
         running -= 1;
         pump();
-        if (running === 0 && queue.length === 0 && idle !== undefined) {
+      };
+      void runBatch(batch, release).finally(() => {
+        release();
+        unsettled -= 1;
+        if (isIdle() && idle !== undefined) {
           idle.resolve();
           idle = undefined;
         }
@@ -123,9 +134,14 @@ export function createChunkIndexWriter(options: ChunkIndexWriterOptions): ChunkI
     }
   }
 
-  async function runBatch(batch: Pending[]): Promise<void> {
+  function isIdle(): boolean {
+    return unsettled === 0 && queue.length === 0 && lingering === undefined;
+  }
+
+  /** `release` frees the batch's slot: called once its transaction is over, before the flush. */
+  async function runBatch(batch: Pending[], release: () => void): Promise<void> {
     try {
-      await commit(batch);
+      await commit(batch, release);
     } catch (error) {
       if (batch.length === 1) {
         batch[0]?.reject(error);
@@ -133,7 +149,7 @@ export function createChunkIndexWriter(options: ChunkIndexWriterOptions): ChunkI
       }
       for (const pending of batch) {
         try {
-          await commit([pending]);
+          await commit([pending], () => {});
         } catch (singleError) {
           pending.reject(singleError);
         }
@@ -141,10 +157,18 @@ export function createChunkIndexWriter(options: ChunkIndexWriterOptions): ChunkI
     }
   }
 
-  /** One transaction for the batch, then every record of it settled. */
-  async function commit(batch: Pending[]): Promise<void> {
+  /**
+   * One transaction for the batch, then every record of it settled. The next batch's transaction
+   * starts while this one is flushed (the flush of a later commit covers earlier ones too).
+   */
+  async function commit(batch: Pending[], release: () => void): Promise<void> {
     const records = batch.map((pending) => pending.record);
-    const stored = await database.transaction().execute((transaction) => recordChunks(transaction, records));
+    let stored: Set<string>;
+    try {
+      stored = await database.transaction().execute((transaction) => recordChunks(transaction, records));
+    } finally {
+      release();
+    }
     await options.flush?.();
     counters.batches += 1;
     counters.chunks += records.length;
@@ -195,7 +219,7 @@ export function createChunkIndexWriter(options: ChunkIndexWriterOptions): ChunkI
       });
     },
     drain() {
-      if (running === 0 && queue.length === 0 && lingering === undefined) return Promise.resolve();
+      if (isIdle()) return Promise.resolve();
       if (idle === undefined) {
         let resolve!: () => void;
         const promise = new Promise<void>((settle) => {
