@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { coalesce } from '../coalesce.ts';
 import { type BlobStore, BlobStoreError, type BlobStoreErrorCode, createBlobStore } from './blob-store.ts';
 
 /**
@@ -453,37 +454,18 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
  * runs and one waits; every request made while one runs joins the waiting one.
  */
 function createDirectorySyncer(onSync: ((directory: string) => void) | undefined) {
-  interface State {
-    running: Promise<void> | undefined;
-    next: Promise<void> | undefined;
-  }
-  const states = new Map<string, State>();
-
-  function start(directory: string, state: State): Promise<void> {
-    const running = fsyncDirectory(directory, onSync).finally(() => {
-      state.running = undefined;
-      if (state.next === undefined) states.delete(directory);
-    });
-    state.running = running;
-    return running;
-  }
-
+  const syncers = new Map<string, () => Promise<void>>();
   return function syncDirectory(directory: string): Promise<void> {
     if (!syncDirectories) return Promise.resolve();
-    let state = states.get(directory);
-    if (state === undefined) {
-      state = { running: undefined, next: undefined };
-      states.set(directory, state);
+    let sync = syncers.get(directory);
+    if (sync === undefined) {
+      sync = coalesce(
+        () => fsyncDirectory(directory, onSync),
+        () => syncers.delete(directory),
+      );
+      syncers.set(directory, sync);
     }
-    if (state.next !== undefined) return state.next; // Not started yet: it starts after this request
-    const { running } = state;
-    if (running === undefined) return start(directory, state);
-    const waiting = state;
-    state.next = running.then(noop, noop).then(() => {
-      waiting.next = undefined;
-      return start(directory, waiting);
-    });
-    return state.next;
+    return sync();
   };
 }
 
@@ -506,8 +488,6 @@ async function fsyncDirectory(
     await handle?.close();
   }
 }
-
-function noop(): void {}
 
 function conflict(key: string, cause: unknown): BlobStoreError {
   return failure(

@@ -4,52 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import { readWalPosition } from './database.ts';
-import { coalesce, createPGliteDurability, type DurabilityEvent } from './pglite-durability.ts';
-
-describe('coalesce', () => {
-  it('serves every call with a run that starts after it, sharing runs between waiting calls', async () => {
-    const runs: Array<{ started: number; finish(): void }> = [];
-    let clock = 0;
-    const task = () =>
-      new Promise<void>((resolve) => {
-        runs.push({ started: clock, finish: resolve });
-      });
-    const run = coalesce(task);
-
-    clock = 1;
-    const first = run();
-    clock = 2;
-    const second = run();
-    const third = run();
-    expect(runs).toHaveLength(1);
-    runs[0]?.finish();
-    await first;
-    // The waiting run starts once the first is done, after the second and third calls.
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(runs).toHaveLength(2);
-    expect(runs[1]?.started).toBe(2);
-    runs[1]?.finish();
-    await Promise.all([second, third]);
-    expect(runs).toHaveLength(2);
-
-    // Idle again: the next call starts its own run at once.
-    const fourth = run();
-    expect(runs).toHaveLength(3);
-    runs[2]?.finish();
-    await fourth;
-  });
-
-  it('a failed run fails its callers only; the next call runs again', async () => {
-    let calls = 0;
-    const run = coalesce(async () => {
-      calls += 1;
-      if (calls === 1) throw new Error('disk gone');
-    });
-    await expect(run()).rejects.toThrow('disk gone');
-    await run();
-    expect(calls).toBe(2);
-  });
-});
+import { createPGliteDurability, type DurabilityEvent } from './pglite-durability.ts';
 
 describe('PGlite durability barrier', () => {
   let database: TestDatabase;

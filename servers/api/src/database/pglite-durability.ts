@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { type FileHandle, open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { coalesce } from '../coalesce.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -106,38 +107,6 @@ export function createPGliteDurability(options: PGliteDurabilityOptions): PGlite
 
 function isSegment(name: string): boolean {
   return /^[0-9A-F]{24}$/.test(name);
-}
-
-/**
- * Wraps `task` so that each call is served by a run that starts after the call: at most one run
- * at a time and one waiting, which every call made meanwhile shares.
- *
- * @example
- * ```ts
- * const flush = coalesce(async () => fsyncSomething());
- * await Promise.all([flush(), flush(), flush()]); // one or two fsyncs, not three
- * ```
- */
-export function coalesce(task: () => Promise<void>): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  let waiting: Promise<void> | undefined;
-  const start = (): Promise<void> => {
-    const run = task().finally(() => {
-      if (running === run) running = undefined;
-    });
-    running = run;
-    return run;
-  };
-  return () => {
-    if (running === undefined) return start();
-    waiting ??= running
-      .catch(() => {})
-      .then(() => {
-        waiting = undefined;
-        return start();
-      });
-    return waiting;
-  };
 }
 
 async function fsyncPath(target: string, flags: 'r' | 'r+'): Promise<void> {
