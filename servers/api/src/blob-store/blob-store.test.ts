@@ -144,6 +144,16 @@ describe.each(implementations)('$kind blob store contract', ({ kind, open }) => 
     expectSameBytes(await store.get(key), all.slice(10, 30));
   });
 
+  it('stores write-once keys byte-identical, deep or not', async () => {
+    for (const key of [uniqueKey(), `${uniqueKey('w')}/sessions/s/0000000001.ab12.chunk`]) {
+      const bytes = new Uint8Array(randomBytes(70_000));
+      await store.put(key, bytes, { writeOnce: true });
+      expectSameBytes(await store.get(key), bytes);
+      await store.delete(key);
+      expect(await store.get(key)).toBeNull();
+    }
+  });
+
   it('stores keys of one and of many segments', async () => {
     const single = `single_${randomBytes(4).toString('hex')}`;
     const deep = `${uniqueKey('a')}/b/c/d`;

@@ -19,7 +19,7 @@ export interface BlobStore {
    * succeeded). A failure or crash before that leaves the previous object (or none), never a
    * partial one.
    */
-  put(key: string, bytes: Uint8Array): Promise<void>;
+  put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<void>;
   /** The bytes stored under `key`, or `null` when there is no such object. */
   get(key: string): Promise<Uint8Array | null>;
   /** Removes the object; removing a missing key is not an error. */
@@ -198,9 +198,22 @@ export function createOperationTracker(description: string): {
   };
 }
 
+/** Options of {@link BlobStore.put}. */
+export interface PutOptions {
+  /**
+   * The caller made `key` unique and never writes it again, and it only records the key (in an
+   * index) after `put` resolved. The file store then writes the file in place instead of through
+   * a temporary file and a rename, and flushes the file and its directory at once. Durability on
+   * success is the same; a crash before `put` resolves may leave a partial object under the key,
+   * which nothing references. A key that exists already is a `key_conflict` on the file store.
+   * S3 ignores the option: PutObject is atomic anyway.
+   */
+  writeOnce?: boolean;
+}
+
 /** What a store implements; {@link createBlobStore} adds the checks and the lifecycle. */
 export interface BlobStoreOperations {
-  put(key: string, bytes: Uint8Array): Promise<void>;
+  put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<void>;
   get(key: string): Promise<Uint8Array | null>;
   remove(key: string): Promise<void>;
   check(): Promise<void>;
@@ -226,10 +239,10 @@ export function createBlobStore(
   const tracker = createOperationTracker(description);
   return {
     kind,
-    async put(key, bytes) {
+    async put(key, bytes, options) {
       assertValidBlobKey(key);
       assertBytes(bytes);
-      return tracker.run(() => operations.put(key, bytes));
+      return tracker.run(() => operations.put(key, bytes, options));
     },
     async get(key) {
       assertValidBlobKey(key);

@@ -51,6 +51,39 @@ async function listTree(directory: string): Promise<string[]> {
   return entries.map(String).sort();
 }
 
+describe('file blob store write-once puts', () => {
+  it('writes in place, without a temporary file, and refuses a key that exists', async () => {
+    const { store, take } = observedStore();
+    const key = chunkKey('s1', 1);
+    const first = bytes();
+    await store.put(key, first, { writeOnce: true });
+    expectSameBytes(await store.get(key), first);
+    expect((await listTree(scratch)).filter((name) => name.includes('~'))).toEqual([]);
+    take();
+
+    // A second write-once put into the known directory fsyncs only that directory.
+    await store.put(chunkKey('s1', 2), bytes(), { writeOnce: true });
+    if (syncsDirectories) expect(take()).toEqual(['projects/p/sessions/s1']);
+
+    const error = await store.put(key, bytes(), { writeOnce: true }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toMatchObject({ code: 'key_conflict' });
+    expectSameBytes(await store.get(key), first);
+  });
+
+  it('keeps every concurrent write-once put, byte for byte', async () => {
+    const { store } = observedStore();
+    const written = Array.from({ length: 40 }, (_, index) => ({
+      key: chunkKey(`s${index % 5}`, index),
+      body: bytes(1000 + index),
+    }));
+    await Promise.all(written.map(({ key, body }) => store.put(key, body, { writeOnce: true })));
+    for (const { key, body } of written) expectSameBytes(await store.get(key), body);
+  });
+});
+
 describe.runIf(syncsDirectories)('file blob store directory fsyncs', () => {
   it('fsyncs the parents of the directories a put creates, then only the directory for later puts', async () => {
     const { store, take } = observedStore();

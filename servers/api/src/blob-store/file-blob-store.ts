@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { coalesce } from '../coalesce.ts';
-import { type BlobStore, BlobStoreError, type BlobStoreErrorCode, createBlobStore } from './blob-store.ts';
+import {
+  type BlobStore,
+  BlobStoreError,
+  type BlobStoreErrorCode,
+  createBlobStore,
+  type PutOptions,
+} from './blob-store.ts';
 
 /**
  * Options of {@link createFileBlobStore}.
@@ -259,16 +265,17 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     walk: Walk,
     parent: string,
     trustKnown: boolean,
+    inPlace: string | undefined,
   ): Promise<TemporaryFile | undefined> {
     const isKnown = walk.directories.length === 0 || known.has(parent);
     if (!(trustKnown && isKnown) && (await createParents(key, walk)) === 'retry') return undefined;
-    const temporary = path.join(parent, `.tmp~${randomBytes(8).toString('hex')}`);
+    const temporary = inPlace ?? path.join(parent, `.tmp~${randomBytes(8).toString('hex')}`);
     let handle: FileHandle;
     try {
       handle = await open(temporary, 'wx', fileMode);
     } catch (error) {
       const code = errorCode(error);
-      if (code === 'ENOTDIR') throw conflict(key, error);
+      if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EISDIR') throw conflict(key, error);
       if (code !== 'ENOENT') throw failure('unavailable', `Cannot write blob ${key} in ${root}`, error);
       return undefined;
     }
@@ -282,7 +289,13 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     return { handle, path: temporary, entries };
   }
 
-  async function openTemporaryFile(key: string, segments: string[], parent: string): Promise<TemporaryFile> {
+  /** Opens a new temporary file beside the target, or with `inPlace` the target itself (new). */
+  async function openTemporaryFile(
+    key: string,
+    segments: string[],
+    parent: string,
+    inPlace?: string,
+  ): Promise<TemporaryFile> {
     const directories: string[] = [];
     for (let index = 1; index < segments.length; index += 1) {
       directories.push(path.join(root, ...segments.slice(0, index)));
@@ -295,7 +308,7 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
       walks.add(walk);
       let opened: TemporaryFile | undefined;
       try {
-        opened = await tryOpenTemporaryFile(key, walk, parent, attempt === 1);
+        opened = await tryOpenTemporaryFile(key, walk, parent, attempt === 1, inPlace);
       } finally {
         walks.delete(walk);
       }
@@ -311,11 +324,12 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     }
   }
 
-  async function put(key: string, bytes: Uint8Array): Promise<void> {
+  async function put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<void> {
     await ensureRoot();
     const segments = key.split('/');
     const target = pathOf(key);
     const parent = path.dirname(target);
+    if (options?.writeOnce === true) return putInPlace(key, bytes, segments, target, parent);
     const { handle, path: temporary, entries } = await openTemporaryFile(key, segments, parent);
     try {
       await handle.writeFile(bytes);
@@ -338,6 +352,33 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     // wait for the directories' own entries, innermost first: fsyncs this put or a concurrent
     // one started for directories they created or found unknown, nothing for known ones.
     await syncDirectory(parent);
+    for (let index = entries.length - 1; index >= 0; index -= 1) {
+      await entries[index]?.durable();
+    }
+  }
+
+  /**
+   * A write-once put: the new file is written where it belongs, then it and its directory are
+   * fsynced together (the directory fsync starts after the file's entry exists).
+   */
+  async function putInPlace(
+    key: string,
+    bytes: Uint8Array,
+    segments: string[],
+    target: string,
+    parent: string,
+  ): Promise<void> {
+    const { handle, entries } = await openTemporaryFile(key, segments, parent, target);
+    try {
+      await handle.writeFile(bytes);
+      await Promise.all([handle.sync(), syncDirectory(parent)]);
+      await handle.close();
+    } catch (error) {
+      await handle.close().catch(() => {});
+      await unlink(target).catch(() => {});
+      if (BlobStoreError.isInstance(error)) throw error;
+      throw failure('unavailable', `Cannot write blob ${key} in ${root}`, error);
+    }
     for (let index = entries.length - 1; index >= 0; index -= 1) {
       await entries[index]?.durable();
     }

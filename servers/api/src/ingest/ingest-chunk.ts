@@ -63,7 +63,8 @@ export async function ingestChunk(
 
   const sealed = await sealChunk(projectDataKey(masterKey, project), decoded, place);
   const blobKey = chunkBlobKey(project.id, chunk.sessionId, chunk.seq, createChunkAttemptId());
-  await blobStore.put(blobKey, sealed);
+  // The key is this attempt's own and is indexed only once the put resolved: write it in place.
+  await blobStore.put(blobKey, sealed, { writeOnce: true });
 
   const outcome = await chunkIndex.index({
     projectId: project.id,
