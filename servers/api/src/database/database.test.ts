@@ -56,6 +56,17 @@ describe.each(ENGINES)('database on %s', (engine) => {
     expect(applied.rows.map((row) => row.name)).toEqual(Object.keys(MIGRATIONS));
   });
 
+  it('leaves room on session pages for HOT updates, and checks chunk -> session at commit', async () => {
+    const options = await sql<{ reloptions: string[] | null }>`
+      select reloptions from pg_class where relname = 'sessions'
+    `.execute(handle.database);
+    expect(options.rows[0]?.reloptions).toEqual(['fillfactor=70']);
+    const constraint = await sql<{ deferrable: boolean; deferred: boolean }>`
+      select condeferrable as deferrable, condeferred as deferred from pg_constraint where conname = 'chunks_session'
+    `.execute(handle.database);
+    expect(constraint.rows[0]).toEqual({ deferrable: true, deferred: true });
+  });
+
   it('returns the same JavaScript types on both engines', async () => {
     await insertProject('types');
     const startedAt = new Date('2026-11-21T10:00:00.123Z');

@@ -3,6 +3,7 @@ import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migrat
 import * as initial from './migrations/2026-11-22-initial.ts';
 import * as sessionSearch from './migrations/2026-11-22-session-search.ts';
 import * as deferredChunkSession from './migrations/2026-11-23-deferred-chunk-session.ts';
+import * as sessionsFillfactor from './migrations/2026-11-23-sessions-fillfactor.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -12,6 +13,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-22-initial': initial,
   '2026-11-22-session-search': sessionSearch,
   '2026-11-23-deferred-chunk-session': deferredChunkSession,
+  '2026-11-23-sessions-fillfactor': sessionsFillfactor,
 };
 
 /**
