@@ -191,6 +191,9 @@ describe('durability under SIGKILL (embedded store)', () => {
       .selectAll()
       .where('project_id', '=', credentials.projectId)
       .execute();
+    // Every chunk row has its session (ingest keeps this; no foreign key does).
+    const sessionIds = new Set(sessions.map((session) => session.id));
+    expect(rows.filter((row) => !sessionIds.has(row.session_id))).toEqual([]);
     for (const session of sessions) {
       const own = rows.filter((row) => row.session_id === session.id);
       expect(session.chunk_count).toBe(own.length);

@@ -83,6 +83,7 @@ export async function createDatabase(configuration: DatabaseConfiguration): Prom
   const pool = new pg.Pool({
     connectionString: configuration.url,
     max: configuration.poolSize,
+    Client: PreparingClient,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -92,6 +93,41 @@ export async function createDatabase(configuration: DatabaseConfiguration): Prom
     flush: async () => {},
     close: async () => {},
   });
+}
+
+/**
+ * Marks a statement to be prepared once per PostgreSQL connection: SQL text that starts with
+ * `preparedStatement(name)` runs as the named statement `name`, so PostgreSQL parses and plans it
+ * once per connection instead of on every call. For hot statements whose text never changes
+ * (the batch index insert); PGlite reads it as a comment.
+ *
+ * @example
+ * ```ts
+ * const text = `${preparedStatement('svc_index_chunks')} select …`;
+ * ```
+ */
+export function preparedStatement(name: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new TypeError(`preparedStatement: invalid name ${name}`);
+  return `/* prepare:${name} */`;
+}
+
+const PREPARED = /^\/\* prepare:([a-z_][a-z0-9_]*) \*\//;
+
+/** A pg client that runs texts marked with {@link preparedStatement} as named statements. */
+class PreparingClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's query() has many overloads; this forwards them all
+  override query(...parameters: any[]): any {
+    const [text, values] = parameters;
+    if (typeof text === 'string' && (Array.isArray(values) || values === undefined)) {
+      const name = PREPARED.exec(text)?.[1];
+      if (name !== undefined) {
+        // biome-ignore lint/suspicious/noExplicitAny: see above
+        return (super.query as any)({ name, text, values }, ...parameters.slice(2));
+      }
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: see above
+    return (super.query as any)(...parameters);
+  }
 }
 
 /** The current WAL segment and the last checkpoint's redo position (PGlite's durability barrier). */

@@ -4,6 +4,7 @@ import * as initial from './migrations/2026-11-22-initial.ts';
 import * as sessionSearch from './migrations/2026-11-22-session-search.ts';
 import * as deferredChunkSession from './migrations/2026-11-23-deferred-chunk-session.ts';
 import * as sessionsFillfactor from './migrations/2026-11-23-sessions-fillfactor.ts';
+import * as chunkSessionInCode from './migrations/2026-11-24-chunk-session-in-code.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -14,6 +15,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-22-session-search': sessionSearch,
   '2026-11-23-deferred-chunk-session': deferredChunkSession,
   '2026-11-23-sessions-fillfactor': sessionsFillfactor,
+  '2026-11-24-chunk-session-in-code': chunkSessionInCode,
 };
 
 /**

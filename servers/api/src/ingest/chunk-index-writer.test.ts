@@ -8,7 +8,7 @@ import { parseChunk } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import { loadMasterKey } from '../crypto/index.ts';
-import type { ChunkRecord } from '../repositories/ingest.ts';
+import { type ChunkRecord, indexChunks, recordChunks } from '../repositories/ingest.ts';
 import { createOrganization } from '../repositories/organizations.ts';
 import { createProject } from '../repositories/projects.ts';
 import { createChunkIndexWriter, type IndexOutcome } from './chunk-index-writer.ts';
@@ -107,7 +107,7 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
     keyDirectory = await mkdtemp(join(tmpdir(), 'svc-writer-'));
     const masterKey = await loadMasterKey({ dataDirectory: keyDirectory });
     const organization = await createOrganization(database.database, 'org');
-    for (let index = 0; index < 6; index += 1) {
+    for (let index = 0; index < 8; index += 1) {
       const project = await createProject(database.database, {
         organizationId: organization.id,
         name: `p${index}`,
@@ -156,6 +156,67 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
       true,
     );
     expect(actual.every((row) => row.url === FIXTURE_META.url)).toBe(true);
+  });
+
+  it('indexes a batch of distinct sessions in one statement, exactly like the transaction path', async () => {
+    const [viaTransaction, viaStatement] = projectIds.slice(6) as [string, string];
+    const rounds = (projectId: string) => {
+      const perSession = Array.from({ length: 8 }, (_, index) => sessionRecords(projectId, index));
+      // Seqs out of order, and a retry of seq 2 (another blob): it must change nothing.
+      const order = [4, 0, 2, 1, 3];
+      const batches = order.map((seq) => perSession.map((chunks) => chunks[seq] as ChunkRecord));
+      const retried = perSession.map((chunks) => ({
+        ...(chunks[2] as ChunkRecord),
+        blobKey: `${chunks[2]?.blobKey}.retry`,
+      }));
+      return [...batches, retried];
+    };
+    const expectedStored: number[] = [];
+    for (const batch of rounds(viaTransaction)) {
+      const stored = await database.database
+        .transaction()
+        .execute((transaction) => recordChunks(transaction, batch));
+      expectedStored.push(stored.size);
+    }
+    const actualStored: number[] = [];
+    for (const batch of rounds(viaStatement)) {
+      const stored = await indexChunks(database.database, batch);
+      expect([...stored].every((blobKey) => batch.some((record) => record.blobKey === blobKey))).toBe(true);
+      actualStored.push(stored.size);
+    }
+    expect(actualStored).toEqual([8, 8, 8, 8, 8, 0]);
+    expect(actualStored).toEqual(expectedStored);
+
+    expect(await sessionRows(database, viaStatement)).toEqual(await sessionRows(database, viaTransaction));
+    const chunks = (projectId: string) =>
+      database.database
+        .selectFrom('chunks')
+        .select(['session_id', 'seq', 'content_sha256', 'encoding', 'received_bytes', 'inflated_bytes'])
+        .select(['stored_bytes', 'event_count', 'first_event_at', 'last_event_at', 'sent_at'])
+        .where('project_id', '=', projectId)
+        .orderBy('session_id')
+        .orderBy('seq')
+        .execute()
+        .then((rows) =>
+          rows.map((row) => ({ ...row, content_sha256: Buffer.from(row.content_sha256).toString('hex') })),
+        );
+    const signals = (projectId: string) =>
+      database.database
+        .selectFrom('session_signals')
+        .select(['session_id', 'seq', 'event_index', 't', 'kind', 'severity', 'name', 'message', 'details'])
+        .where('project_id', '=', projectId)
+        .orderBy('session_id')
+        .orderBy('seq')
+        .orderBy('event_index')
+        .execute();
+    expect(await chunks(viaStatement)).toHaveLength(40);
+    expect(await chunks(viaStatement)).toEqual(await chunks(viaTransaction));
+    expect(await signals(viaStatement)).toHaveLength(8);
+    expect(await signals(viaStatement)).toEqual(await signals(viaTransaction));
+    const identified = (await sessionRows(database, viaStatement)).filter((row) =>
+      row.user_id?.startsWith('identified_'),
+    );
+    expect(identified).toHaveLength(4);
   });
 
   it('keeps the first of two chunks with one (session, seq) in a batch, and reports the winner', async () => {
@@ -277,5 +338,23 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
     // Settled callbacks run in the same microtask checkpoint as drain's, before this line.
     await Promise.resolve();
     expect(settled).toHaveLength(10);
+  });
+
+  // Runs last: after every test above (batches, retries, a failed batch, duplicates), no chunk
+  // row lacks its session. No foreign key checks this (migration 2026-11-24-chunk-session-in-code).
+  it('leaves no chunk without its session', async () => {
+    const chunks = await database.database.selectFrom('chunks').select('session_id').execute();
+    expect(chunks.length).toBeGreaterThan(60);
+    const orphans = await database.database
+      .selectFrom('chunks')
+      .leftJoin('sessions', (join) =>
+        join
+          .onRef('sessions.project_id', '=', 'chunks.project_id')
+          .onRef('sessions.id', '=', 'chunks.session_id'),
+      )
+      .select(['chunks.session_id', 'chunks.seq'])
+      .where('sessions.id', 'is', null)
+      .execute();
+    expect(orphans).toEqual([]);
   });
 });

@@ -4,8 +4,8 @@ import {
   type ChunkRecord,
   findIndexedChunks,
   type IndexedChunk,
+  indexChunks,
   placeKey,
-  recordChunks,
 } from '../repositories/ingest.ts';
 
 /** Options of {@link createChunkIndexWriter}. */
@@ -65,11 +65,12 @@ interface Pending {
 }
 
 /**
- * Indexes chunks with group commit: requests that arrive while a transaction runs wait for the
- * next one, which takes them all (up to `maxBatch`) and indexes them in a handful of statements
- * (`recordChunks`). A single request is never delayed to wait for others: an idle writer starts a
- * transaction at once. On the embedded store every statement waits for PGlite's one connection,
- * so one transaction of 16 chunks costs little more than one of a single chunk (`pnpm bench`).
+ * Indexes chunks with group commit: requests that arrive while a batch is being written wait for
+ * the next one, which takes them all (up to `maxBatch`) and indexes them atomically, usually in
+ * one statement (`indexChunks`). A single request is never delayed to wait for others: an idle
+ * writer starts at once (after `lingerMs`). On the embedded store every statement waits for
+ * PGlite's one connection, so a batch of 16 chunks costs little more than one of a single chunk
+ * (`pnpm bench`).
  *
  * When a batch fails, its chunks are retried one transaction each, so one bad chunk (or a
  * deadlock between two servers on PostgreSQL) fails only itself.
@@ -165,7 +166,7 @@ export function createChunkIndexWriter(options: ChunkIndexWriterOptions): ChunkI
     const records = batch.map((pending) => pending.record);
     let stored: Set<string>;
     try {
-      stored = await database.transaction().execute((transaction) => recordChunks(transaction, records));
+      stored = await indexChunks(database, records);
     } finally {
       release();
     }

@@ -1,5 +1,6 @@
 import type { Chunk } from '@svc/protocol';
-import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { preparedStatement } from '../database/database.ts';
 import type { Database } from '../database/schema.ts';
 import type { NewSession } from '../database/tables/sessions.table.ts';
 import type { ChunkSummary } from '../ingest/chunk-summary.ts';
@@ -144,8 +145,9 @@ function severityRank(column: RawBuilder<unknown>): RawBuilder<number> {
  *    `(session, seq)` twice in the batch (the first one wins) — changes nothing.
  * 2. the new chunks are merged into their sessions: one upsert per round, where round k holds the
  *    k-th new chunk of each session in the batch (so usually one round), exactly as if the chunks
- *    had been indexed one by one in batch order. The chunk -> session foreign key is checked at
- *    commit (migration 2026-11-23-deferred-chunk-session).
+ *    had been indexed one by one in batch order. Every new chunk's session is written here, in
+ *    the same transaction: that is what keeps chunk -> session whole (no foreign key checks it:
+ *    migration 2026-11-24-chunk-session-in-code).
  * 3. one insert of the new chunks' signals (per 1 000 rows).
  *
  * Rows are written in key order, so concurrent batches on PostgreSQL lock them in the same order.
@@ -255,12 +257,12 @@ function chunkRowOf(record: ChunkRecord) {
   };
 }
 
-/** Merges one chunk per session (distinct sessions) into the `sessions` rows. */
-async function upsertSessions(
-  transaction: Transaction<Database>,
-  records: readonly ChunkRecord[],
-  userWins: boolean,
-): Promise<void> {
+/**
+ * The `on conflict (project_id, id) do update set` of a session upsert whose rows each carry one
+ * chunk (`excluded` is that chunk's session row): the merge rules of {@link recordChunks}.
+ * `userWins`: the chunk's user comes from an `identify` event and replaces the session's.
+ */
+function sessionMerge(userWins: boolean): Record<string, RawBuilder<unknown>> {
   const session = (column: string) => sql.ref(`sessions.${column}`);
   const excluded = (column: string) => sql.ref(`excluded.${column}`);
   const merged: Record<string, RawBuilder<unknown>> = {};
@@ -275,25 +277,188 @@ async function upsertSessions(
       ? sql`${excluded(column)}`
       : sql`case when ${session('user_id')} is null then ${excluded(column)} else ${session(column)} end`;
   }
+  return {
+    ...merged,
+    started_at: sql<Date>`least(${session('started_at')}, ${excluded('started_at')})`,
+    last_event_at: sql<Date>`greatest(${session('last_event_at')}, ${excluded('last_event_at')})`,
+    duration_ms: sql<number>`greatest(0, round(extract(epoch from (greatest(${session('last_event_at')}, ${excluded('last_event_at')}) - least(${session('started_at')}, ${excluded('started_at')}))) * 1000))::bigint`,
+    error_count: sql<number>`${session('error_count')} + ${excluded('error_count')}`,
+    level: sql<
+      string | null
+    >`case when ${severityRank(excluded('level'))} > ${severityRank(session('level'))} then ${excluded('level')} else ${session('level')} end`,
+    chunk_count: sql<number>`${session('chunk_count')} + ${excluded('chunk_count')}`,
+    max_seq: sql<number>`greatest(${session('max_seq')}, ${excluded('max_seq')})`,
+    stored_bytes: sql<number>`${session('stored_bytes')} + ${excluded('stored_bytes')}`,
+    updated_at: sql<Date>`now()`,
+  };
+}
 
+/** Merges one chunk per session (distinct sessions) into the `sessions` rows. */
+async function upsertSessions(
+  transaction: Transaction<Database>,
+  records: readonly ChunkRecord[],
+  userWins: boolean,
+): Promise<void> {
   await transaction
     .insertInto('sessions')
     .values(records.map(sessionRowOf))
-    .onConflict((conflict) =>
-      conflict.columns(['project_id', 'id']).doUpdateSet({
-        ...merged,
-        started_at: sql<Date>`least(${session('started_at')}, ${excluded('started_at')})`,
-        last_event_at: sql<Date>`greatest(${session('last_event_at')}, ${excluded('last_event_at')})`,
-        duration_ms: sql<number>`greatest(0, round(extract(epoch from (greatest(${session('last_event_at')}, ${excluded('last_event_at')}) - least(${session('started_at')}, ${excluded('started_at')}))) * 1000))::bigint`,
-        error_count: sql<number>`${session('error_count')} + ${excluded('error_count')}`,
-        level: sql<
-          string | null
-        >`case when ${severityRank(excluded('level'))} > ${severityRank(session('level'))} then ${excluded('level')} else ${session('level')} end`,
-        chunk_count: sql<number>`${session('chunk_count')} + ${excluded('chunk_count')}`,
-        max_seq: sql<number>`greatest(${session('max_seq')}, ${excluded('max_seq')})`,
-        stored_bytes: sql<number>`${session('stored_bytes')} + ${excluded('stored_bytes')}`,
-        updated_at: sql<Date>`now()`,
-      }),
-    )
+    .onConflict((conflict) => conflict.columns(['project_id', 'id']).doUpdateSet(sessionMerge(userWins)))
     .execute();
+}
+
+/** Columns of a `sessions` row as {@link sessionRowOf} writes it, in a fixed order. */
+const SESSION_COLUMNS = [
+  'project_id',
+  'id',
+  'started_at',
+  'last_event_at',
+  'duration_ms',
+  ...META_COLUMNS,
+  ...USER_COLUMNS,
+  'error_count',
+  'level',
+  'chunk_count',
+  'max_seq',
+  'stored_bytes',
+] as const satisfies ReadonlyArray<keyof NewSession>;
+
+/** Columns of a `chunks` row as {@link chunkRowOf} writes it (`received_at` is the default). */
+const CHUNK_COLUMNS = [
+  'project_id',
+  'session_id',
+  'seq',
+  'blob_key',
+  'content_sha256',
+  'encoding',
+  'received_bytes',
+  'inflated_bytes',
+  'stored_bytes',
+  'event_count',
+  'first_event_at',
+  'last_event_at',
+  'sent_at',
+] as const;
+
+/** Columns of a `session_signals` row, as the signals of one chunk carry them. */
+const SIGNAL_COLUMNS = ['event_index', 't', 'kind', 'severity', 'name', 'message', 'details'] as const;
+
+const identifiers = (columns: readonly string[], table?: string) =>
+  sql.join(columns.map((column) => (table === undefined ? sql.id(column) : sql.id(table, column))));
+
+/**
+ * {@link recordChunks} as one statement, for a batch in which every session appears once (what
+ * SDKs send: one request in flight per session). The batch is its one parameter, a `jsonb` array
+ * of {@link distinctSessionsInput} rows. Data-modifying CTEs run on one snapshot, so a session can
+ * be written only once per statement: batches with a session twice go through
+ * {@link recordChunks}.
+ */
+function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blob_key: string }> {
+  const sessionsOf = (identified: boolean) => sql`
+    insert into sessions (${identifiers(SESSION_COLUMNS)})
+    select ${identifiers(SESSION_COLUMNS, 'row')}
+    from fresh cross join lateral jsonb_populate_record(null::sessions, fresh.session) as row
+    where fresh.identified = ${sql.lit(identified)}
+    order by row.project_id, row.id
+    on conflict (project_id, id) do update set ${sql.join(
+      Object.entries(sessionMerge(identified)).map(([column, value]) => sql`${sql.id(column)} = ${value}`),
+    )}`;
+  return sql<{ blob_key: string }>`
+    with input as (
+      select * from jsonb_to_recordset(${batch}::jsonb) as input (
+        project_id text, session_id text, seq integer, blob_key text, content_sha256 text,
+        encoding text, received_bytes integer, inflated_bytes integer, stored_bytes integer,
+        event_count integer, first_event_at timestamptz, last_event_at timestamptz,
+        sent_at timestamptz, identified boolean, session jsonb, signals jsonb
+      )
+    ),
+    inserted as (
+      insert into chunks (${identifiers(CHUNK_COLUMNS)})
+      select ${sql.join(
+        CHUNK_COLUMNS.map((column) =>
+          column === 'content_sha256' ? sql`decode(content_sha256, 'hex')` : sql.id(column),
+        ),
+      )}
+      from input
+      order by project_id, session_id, seq
+      on conflict (project_id, session_id, seq) do nothing
+      returning blob_key
+    ),
+    fresh as (select * from input where blob_key in (select blob_key from inserted)),
+    identified_sessions as (${sessionsOf(true)}),
+    other_sessions as (${sessionsOf(false)}),
+    signals as (
+      insert into session_signals (project_id, session_id, seq, ${identifiers(SIGNAL_COLUMNS)})
+      select fresh.project_id, fresh.session_id, fresh.seq, ${identifiers(SIGNAL_COLUMNS, 'signal')}
+      from fresh cross join lateral jsonb_to_recordset(fresh.signals) as signal (
+        event_index integer, t timestamptz, kind text, severity text, name text, message text,
+        details jsonb
+      )
+      order by fresh.project_id, fresh.session_id, fresh.seq, signal.event_index
+    )
+    select blob_key from inserted
+  `;
+}
+
+/** One row of the batch parameter of {@link distinctSessionsStatement}. */
+function distinctSessionsInput(record: ChunkRecord) {
+  return {
+    ...chunkRowOf(record),
+    content_sha256: Buffer.from(record.contentSha256).toString('hex'),
+    identified: record.summary.user?.source === 'identify',
+    session: sessionRowOf(record),
+    signals: record.summary.signals.map((signal) => ({
+      event_index: signal.eventIndex,
+      t: new Date(signal.t),
+      kind: signal.kind,
+      severity: signal.severity,
+      name: signal.name,
+      message: signal.message,
+      details: signal.details,
+    })),
+  };
+}
+
+/** The statement's SQL per database: it is the same for every batch, so it is compiled once. */
+const distinctSessionsSql = new WeakMap<Kysely<Database>, string>();
+
+/**
+ * Indexes a batch in which every session appears once, in one statement: atomic by itself, so
+ * one round trip instead of the five or more of a transaction.
+ */
+async function recordDistinctSessions(
+  database: Kysely<Database>,
+  records: readonly ChunkRecord[],
+): Promise<Set<string>> {
+  let text = distinctSessionsSql.get(database);
+  if (text === undefined) {
+    const compiled = distinctSessionsStatement(sql.val('[]')).compile(database);
+    if (compiled.parameters.length !== 1) throw new Error('The batch statement must have one parameter');
+    text = `${preparedStatement('svc_index_chunks')}\n${compiled.sql}`;
+    distinctSessionsSql.set(database, text);
+  }
+  const { rows } = await database.executeQuery<{ blob_key: string }>(
+    CompiledQuery.raw(text, [JSON.stringify(records.map(distinctSessionsInput))]),
+  );
+  return new Set(rows.map((row) => row.blob_key));
+}
+
+/**
+ * Indexes a batch of chunks whose blobs are durable, atomically: in one statement when every
+ * session appears once in the batch (the usual case), else in a transaction of
+ * {@link recordChunks}. Same result either way.
+ *
+ * @returns the blob keys of the records that were new (and are now indexed).
+ *
+ * @example
+ * ```ts
+ * const stored = await indexChunks(database, records);
+ * ```
+ */
+export async function indexChunks(
+  database: Kysely<Database>,
+  records: readonly ChunkRecord[],
+): Promise<Set<string>> {
+  const sessions = new Set(records.map((record) => `${record.projectId}/${record.chunk.sessionId}`));
+  if (sessions.size === records.length) return recordDistinctSessions(database, records);
+  return database.transaction().execute((transaction) => recordChunks(transaction, records));
 }
