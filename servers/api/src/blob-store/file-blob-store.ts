@@ -9,6 +9,7 @@ import {
   createBlobStore,
   type PutOptions,
 } from './blob-store.ts';
+import { createDurableFileWriter, DurableWriteError } from './durable-file-writer.ts';
 
 /**
  * Options of {@link createFileBlobStore}.
@@ -34,6 +35,11 @@ export interface FileBlobStoreOptions {
    * fsynced). It must not change the store's directory; an exception it throws is ignored.
    */
   onDirectorySync?: (directory: string) => void;
+  /**
+   * Threads that write write-once objects (`put(…, { writeOnce: true })`) with blocking calls,
+   * started on first use. Default 2.
+   */
+  writerThreads?: number;
 }
 
 const maximumAttempts = 10;
@@ -73,10 +79,15 @@ interface Removal {
   entry: DirectoryEntry | undefined;
 }
 
-/** An open temporary file, and the entries of the directories from the root to the target. */
+/** An open temporary file. */
 interface TemporaryFile {
   handle: FileHandle;
   path: string;
+}
+
+/** What a put created in its directory, and the entries of the directories from the root to it. */
+interface Reached<T> {
+  created: T;
   entries: DirectoryEntry[];
 }
 
@@ -126,6 +137,11 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
   const rootPrefix = root.endsWith(path.sep) ? root : root + path.sep;
   const createDirectory = options.createDirectory ?? true;
   const syncDirectory = createDirectorySyncer(options.onDirectorySync);
+  const writer = createDurableFileWriter({
+    threads: options.writerThreads ?? 2,
+    mode: fileMode,
+    syncDirectory: syncDirectories,
+  });
   /** Directories (below the root) whose entries are durable or being made durable, oldest first. */
   const known = new Map<string, DirectoryEntry>();
   /** Puts between their first look at their directories and their open temporary file. */
@@ -256,24 +272,24 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
   }
 
   /**
-   * One attempt at opening the temporary file. When the store knows the target's directory it
-   * opens the file straight away, otherwise it creates the directories first. `undefined`: a
-   * directory is missing, try again.
+   * One attempt at creating a file in the put's directory (`create`: a temporary file, or the
+   * object itself). When the store knows the directory it creates the file straight away,
+   * otherwise it creates the directories first. `undefined`: a directory is missing, try again.
    */
-  async function tryOpenTemporaryFile(
+  async function tryCreateIn<T>(
     key: string,
     walk: Walk,
     parent: string,
     trustKnown: boolean,
-    inPlace: string | undefined,
-  ): Promise<TemporaryFile | undefined> {
+    create: () => Promise<T>,
+  ): Promise<Reached<T> | undefined> {
     const isKnown = walk.directories.length === 0 || known.has(parent);
     if (!(trustKnown && isKnown) && (await createParents(key, walk)) === 'retry') return undefined;
-    const temporary = inPlace ?? path.join(parent, `.tmp~${randomBytes(8).toString('hex')}`);
-    let handle: FileHandle;
+    let created: T;
     try {
-      handle = await open(temporary, 'wx', fileMode);
+      created = await create();
     } catch (error) {
+      if (BlobStoreError.isInstance(error)) throw error;
       const code = errorCode(error);
       if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EISDIR') throw conflict(key, error);
       if (code !== 'ENOENT') throw failure('unavailable', `Cannot write blob ${key} in ${root}`, error);
@@ -286,16 +302,20 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
       if (walk.disturbed.has(directory)) return entryOf(directory);
       return known.get(directory) ?? remember(directory, entryOf(directory));
     });
-    return { handle, path: temporary, entries };
+    return { created, entries };
   }
 
-  /** Opens a new temporary file beside the target, or with `inPlace` the target itself (new). */
-  async function openTemporaryFile(
+  /**
+   * Creates a file in the directory of `key` with `create` (which fails with ENOENT when a
+   * directory is missing), creating the directories as needed and again when a concurrent
+   * delete removes them meanwhile.
+   */
+  async function createIn<T>(
     key: string,
     segments: string[],
     parent: string,
-    inPlace?: string,
-  ): Promise<TemporaryFile> {
+    create: () => Promise<T>,
+  ): Promise<Reached<T>> {
     const directories: string[] = [];
     for (let index = 1; index < segments.length; index += 1) {
       directories.push(path.join(root, ...segments.slice(0, index)));
@@ -306,13 +326,13 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
         disturbed: new Set(directories.filter((directory) => removing.has(directory))),
       };
       walks.add(walk);
-      let opened: TemporaryFile | undefined;
+      let reached: Reached<T> | undefined;
       try {
-        opened = await tryOpenTemporaryFile(key, walk, parent, attempt === 1, inPlace);
+        reached = await tryCreateIn(key, walk, parent, attempt === 1, create);
       } finally {
         walks.delete(walk);
       }
-      if (opened !== undefined) return opened;
+      if (reached !== undefined) return reached;
       // ENOENT: the root disappeared (fail), or a directory was removed (retry).
       await assertRootIsDirectory();
       if (attempt >= maximumAttempts) {
@@ -324,13 +344,24 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     }
   }
 
+  /** Opens a new temporary file beside the target. */
+  function openTemporaryFile(parent: string): () => Promise<TemporaryFile> {
+    return async () => {
+      const temporary = path.join(parent, `.tmp~${randomBytes(8).toString('hex')}`);
+      return { handle: await open(temporary, 'wx', fileMode), path: temporary };
+    };
+  }
+
   async function put(key: string, bytes: Uint8Array, options?: PutOptions): Promise<void> {
     await ensureRoot();
     const segments = key.split('/');
     const target = pathOf(key);
     const parent = path.dirname(target);
     if (options?.writeOnce === true) return putInPlace(key, bytes, segments, target, parent);
-    const { handle, path: temporary, entries } = await openTemporaryFile(key, segments, parent);
+    const {
+      created: { handle, path: temporary },
+      entries,
+    } = await createIn(key, segments, parent, openTemporaryFile(parent));
     try {
       await handle.writeFile(bytes);
       await handle.sync();
@@ -358,8 +389,11 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
   }
 
   /**
-   * A write-once put: the new file is written where it belongs, then it and its directory are
-   * fsynced together (the directory fsync starts after the file's entry exists).
+   * A write-once put: the new file is written where it belongs, fsynced, then its directory, all
+   * on one of the writer's threads (see `durable-file-writer.ts`). A file that exists already is a
+   * `key_conflict`. The directory's fsync is not shared with concurrent puts, as it is for puts
+   * with a temporary file: on the server's chunk layout a session's chunks arrive one at a time,
+   * so there is nothing to share, and one message beats the round trips of a shared fsync.
    */
   async function putInPlace(
     key: string,
@@ -368,17 +402,15 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     target: string,
     parent: string,
   ): Promise<void> {
-    const { handle, entries } = await openTemporaryFile(key, segments, parent, target);
-    try {
-      await handle.writeFile(bytes);
-      await Promise.all([handle.sync(), syncDirectory(parent)]);
-      await handle.close();
-    } catch (error) {
-      await handle.close().catch(() => {});
-      await unlink(target).catch(() => {});
-      if (BlobStoreError.isInstance(error)) throw error;
-      throw failure('unavailable', `Cannot write blob ${key} in ${root}`, error);
-    }
+    const { entries } = await createIn(key, segments, parent, async () => {
+      if (syncDirectories) notifyDirectorySync(options.onDirectorySync, parent);
+      try {
+        await writer.write(target, parent, bytes);
+      } catch (error) {
+        if (error instanceof DurableWriteError && error.stage === 'open') throw error;
+        throw failure('unavailable', `Cannot write blob ${key} in ${root}`, error);
+      }
+    });
     for (let index = entries.length - 1; index >= 0; index -= 1) {
       await entries[index]?.durable();
     }
@@ -486,7 +518,13 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     }
   }
 
-  return createBlobStore('file', `file blob store at ${root}`, { put, get, remove, check });
+  return createBlobStore('file', `file blob store at ${root}`, {
+    put,
+    get,
+    remove,
+    check,
+    close: () => writer.close(),
+  });
 }
 
 /**
@@ -510,15 +548,20 @@ function createDirectorySyncer(onSync: ((directory: string) => void) | undefined
   };
 }
 
+/** Calls the diagnostics hook; an exception it throws does not get to break the store. */
+function notifyDirectorySync(onSync: ((directory: string) => void) | undefined, directory: string): void {
+  try {
+    onSync?.(directory);
+  } catch {
+    // Ignored: see FileBlobStoreOptions.onDirectorySync.
+  }
+}
+
 async function fsyncDirectory(
   directory: string,
   onSync: ((directory: string) => void) | undefined,
 ): Promise<void> {
-  try {
-    onSync?.(directory);
-  } catch {
-    // A diagnostics hook does not get to break the store.
-  }
+  notifyDirectorySync(onSync, directory);
   let handle: FileHandle | undefined;
   try {
     handle = await open(directory, 'r');
