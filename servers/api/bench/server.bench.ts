@@ -12,7 +12,7 @@
  *    the ingest load, after it, and reopened.
  *
  * Prints ratios against baselines measured in the same run; never gates on absolute times.
- * Settings: BENCH_SECONDS (per load run, default 10), BENCH_CONNECTIONS (default 16),
+ * Settings: BENCH_SECONDS (per load run, default 10), BENCH_CONNECTIONS (default 64),
  * BENCH_SESSIONS (default 100000), BENCH_ONLY (comma list of embedded, postgres),
  * SVC_BENCH_DATABASE_URL (use that PostgreSQL instead of starting one).
  */
@@ -39,7 +39,9 @@ import {
 import { seedSessions } from './seed-sessions.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+// 64 uploads in flight: an ingest server faces many SDKs at once (each with one request in
+// flight per session), and both routes are measured at the same concurrency.
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 100_000);
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'embedded,postgres').split(','));
 const WARM_UP_SECONDS = 2;
