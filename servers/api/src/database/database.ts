@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -6,6 +5,7 @@ import pg from 'pg';
 import type { DatabaseConfiguration } from '../config.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { createPGliteDurability, PGLITE_DURABILITY_SETTINGS, type WalPosition } from './pglite-durability.ts';
+import { initializePGliteDirectory } from './pglite-initdb.ts';
 import type { Database } from './schema.ts';
 
 /** The relational store: one kysely instance over PGlite or PostgreSQL, and how to close it. */
@@ -47,6 +47,20 @@ function parseInt8(value: string): number {
 export const PGLITE_SETTINGS: readonly string[] = ['shared_buffers=16MB', ...PGLITE_DURABILITY_SETTINGS];
 
 /**
+ * A PGlite instance on `directory` with the server's extensions, type parsers and settings. A
+ * directory without a database gets one (initdb, in this process): the server creates it first
+ * with `initializePGliteDirectory`, in a child process.
+ */
+export function newPGlite(directory: string): PGlite {
+  return new PGlite(directory, {
+    // Trigram indexes for free-text session search (migration 2026-11-22-session-search).
+    extensions: { pg_trgm },
+    parsers: { [INT8]: parseInt8 },
+    startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],
+  });
+}
+
+/**
  * Opens the configured store. PGlite keeps its files in `configuration.directory` (created when
  * missing); PostgreSQL gets a connection pool of `poolSize`.
  *
@@ -57,13 +71,8 @@ export const PGLITE_SETTINGS: readonly string[] = ['shared_buffers=16MB', ...PGL
  */
 export async function createDatabase(configuration: DatabaseConfiguration): Promise<DatabaseHandle> {
   if (configuration.engine === 'pglite') {
-    await mkdir(configuration.directory, { recursive: true });
-    const pglite = new PGlite(configuration.directory, {
-      // Trigram indexes for free-text session search (migration 2026-11-22-session-search).
-      extensions: { pg_trgm },
-      parsers: { [INT8]: parseInt8 },
-      startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],
-    });
+    await initializePGliteDirectory(configuration.directory);
+    const pglite = newPGlite(configuration.directory);
     await pglite.waitReady;
     const database = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
     const durability = createPGliteDurability({
