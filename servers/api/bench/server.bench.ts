@@ -5,14 +5,16 @@
  * 1. Ingest throughput: acknowledged chunks per second of POST /v1/ingest (json+deflate, every
  *    request a new (sessionId, seq), so every 200 is a durable write), next to a bare Fastify
  *    route that writes and fsyncs the same bodies in the same run (bench/fsync-server.ts); on the
- *    embedded store (PGlite + files, fresh data directory) and on PostgreSQL (+ files).
+ *    embedded store (PGlite + files, fresh data directory) and on PostgreSQL (+ files). The
+ *    routes are loaded in turn, round after round, and each ratio compares runs of the same
+ *    round, so a slow minute of a shared machine does not land on one side only.
  * 2. GET /v1/sessions with filters over 100k sessions on PostgreSQL: p50/p95 per query, next to
  *    an authenticated one-row call (GET /v1/projects/current); EXPLAIN of any query over 100 ms.
  * 3. Memory of the embedded server (VmRSS/VmHWM of its process): first start, at rest, under
  *    the ingest load, after it, and reopened.
  *
  * Prints ratios against baselines measured in the same run; never gates on absolute times.
- * Settings: BENCH_SECONDS (per load run, default 10), BENCH_CONNECTIONS (default 64),
+ * Settings: BENCH_SECONDS (per load run, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 64),
  * BENCH_SESSIONS (default 100000), BENCH_ONLY (comma list of embedded, postgres),
  * SVC_BENCH_DATABASE_URL (use that PostgreSQL instead of starting one).
  */
@@ -38,7 +40,8 @@ import {
 } from './processes.ts';
 import { seedSessions } from './seed-sessions.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 // 64 uploads in flight: an ingest server faces many SDKs at once (each with one request in
 // flight per session), and both routes are measured at the same concurrency.
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -81,32 +84,89 @@ async function startApi(name: string, environment: Record<string, string>) {
 
 const INGEST_HEADERS = { 'content-type': 'application/octet-stream', 'x-service-encoding': 'json+deflate' };
 
-/** A warm-up run, then the measured run, of POST /v1/ingest with fresh chunks. */
-async function ingestLoad(url: string, projectKey: string, onMeasure?: () => void): Promise<LoadResult> {
-  const bodies = createChunkBodies({ concurrentSessions: CONNECTIONS });
-  const options = {
-    url: `${url}/v1/ingest`,
-    method: 'POST' as const,
-    headers: { ...INGEST_HEADERS, 'x-service-project-key': projectKey },
-    body: () => bodies.next(),
-    connections: CONNECTIONS,
+/** An ingest target: a server, and what loading it sends. */
+interface IngestTarget {
+  label: string;
+  url: string;
+  projectKey: string;
+  bodies: ReturnType<typeof createChunkBodies>;
+  results: LoadResult[];
+}
+
+function ingestTarget(label: string, url: string, projectKey: string): IngestTarget {
+  return {
+    label,
+    url,
+    projectKey,
+    bodies: createChunkBodies({ concurrentSessions: CONNECTIONS }),
+    results: [],
   };
-  await runLoad({ ...options, duration: WARM_UP_SECONDS });
-  onMeasure?.();
-  const result = await runLoad({ ...options, duration: SECONDS });
+}
+
+/** One load run of POST /v1/ingest with fresh chunks; fails on any non-2xx answer. */
+async function ingestRun(target: IngestTarget, seconds: number): Promise<LoadResult> {
+  const result = await runLoad({
+    url: `${target.url}/v1/ingest`,
+    method: 'POST',
+    headers: { ...INGEST_HEADERS, 'x-service-project-key': target.projectKey },
+    body: () => target.bodies.next(),
+    connections: CONNECTIONS,
+    duration: seconds,
+  });
   if (result.non2xx + result.errors > 0) {
     throw new Error(
-      `ingest answered ${result.non2xx} non-2xx, ${result.errors} errors: ${result.firstFailure}`,
+      `${target.label} answered ${result.non2xx} non-2xx, ${result.errors} errors: ${result.firstFailure}`,
     );
   }
   return result;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/**
+ * Warms every target up, then loads them in turn for ROUNDS rounds. `onRun` is called around
+ * each measured run (memory sampling of the embedded server).
+ */
+async function compareIngest(
+  baseline: IngestTarget,
+  targets: IngestTarget[],
+  onRun?: (target: IngestTarget, phase: 'start' | 'end') => void,
+): Promise<void> {
+  for (const target of [baseline, ...targets]) await ingestRun(target, WARM_UP_SECONDS);
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    for (const target of [baseline, ...targets]) {
+      onRun?.(target, 'start');
+      const result = await ingestRun(target, SECONDS);
+      onRun?.(target, 'end');
+      target.results.push(result);
+      printLoad(`round ${round}: ${target.label}`, result);
+    }
+  }
+  const baseRates = baseline.results.map((result) => result.perSecond);
+  const baseLine = `bare write+fsync route: median ${Math.round(median(baseRates))} requests/s (${Math.round(Math.min(...baseRates))}–${Math.round(Math.max(...baseRates))})`;
+  console.log(`  ${baseLine}`);
+  summary.push(baseLine);
+  for (const target of targets) {
+    const rates = target.results.map((result) => result.perSecond);
+    const ratios = target.results.map((result, index) => result.perSecond / (baseRates[index] as number));
+    const ratioMedian = median(ratios);
+    const line = `ingest (${target.label}): median ${Math.round(median(rates))} chunks/s = ${ratioMedian.toFixed(2)}x the bare fsync route in the same round (rounds ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')}) (target >= 0.5: ${ratioMedian >= 0.5 ? 'met' : 'NOT met'})`;
+    console.log(`  ${line}`);
+    summary.push(line);
+  }
 }
 
 function printLoad(label: string, result: LoadResult): void {
   console.log(`  ${label.padEnd(34)} ${describeLoad(result)}`);
 }
 
-async function baselineIngest(): Promise<LoadResult> {
+async function startBaseline(): Promise<IngestTarget> {
   const directory = join(work, 'fsync-baseline');
   await mkdir(directory);
   const port = await freePort();
@@ -115,22 +175,22 @@ async function baselineIngest(): Promise<LoadResult> {
     logFile: join(work, 'fsync-baseline.log'),
   });
   await waitUntilReady(child, `http://127.0.0.1:${port}/healthz`);
-  try {
-    const result = await ingestLoad(`http://127.0.0.1:${port}`, 'pk_baseline');
-    printLoad('bare Fastify write+fsync route', result);
-    return result;
-  } finally {
-    await stop(child);
-    await rm(directory, { recursive: true, force: true });
-  }
+  return ingestTarget('bare route', `http://127.0.0.1:${port}`, 'pk_baseline');
 }
 
-function target(value: number, baseline: number): string {
-  return `(target >= 0.5: ${value / baseline >= 0.5 ? 'met' : 'NOT met'})`;
+interface EmbeddedServer {
+  target: IngestTarget;
+  child: Child;
+  startSeconds: number;
+  afterStart: ReturnType<typeof readMemory>;
+  atRest: ReturnType<typeof readMemory>;
+  dataDirectory: string;
+  sampler?: ReturnType<typeof sampleMemory>;
+  samples: number[];
+  peakReset: boolean;
 }
 
-async function embedded(baseline: LoadResult): Promise<void> {
-  console.log('\nEmbedded store (PGlite + files), fresh data directory');
+async function startEmbedded(): Promise<EmbeddedServer> {
   const dataDirectory = join(work, 'embedded');
   const first = await startApi('embedded', { SVC_DATA_DIR: dataDirectory });
   const afterStart = readMemory(first.child.pid);
@@ -139,53 +199,71 @@ async function embedded(baseline: LoadResult): Promise<void> {
   const credentials = JSON.parse(await readFile(join(dataDirectory, 'first-project.json'), 'utf8')) as {
     projectKey: string;
   };
-  let sampler: ReturnType<typeof sampleMemory> | undefined;
-  let peakReset = false;
-  const result = await ingestLoad(first.url, credentials.projectKey, () => {
-    peakReset = resetPeakMemory(first.child.pid);
-    sampler = sampleMemory(first.child.pid);
-  });
-  const samples = sampler?.stop() ?? { samples: [], max: 0 };
-  const underLoad = readMemory(first.child.pid);
-  await sleep(2000);
-  const afterLoad = readMemory(first.child.pid);
-  await stop(first.child);
+  return {
+    target: ingestTarget('embedded', first.url, credentials.projectKey),
+    child: first.child,
+    startSeconds: first.startSeconds,
+    afterStart,
+    atRest,
+    dataDirectory,
+    samples: [],
+    peakReset: false,
+  };
+}
 
-  const reopened = await startApi('embedded-reopened', { SVC_DATA_DIR: dataDirectory });
+/** Samples the embedded server's memory during its measured runs. */
+function embeddedSampler(server: EmbeddedServer) {
+  return (target: IngestTarget, phase: 'start' | 'end') => {
+    if (target !== server.target) return;
+    if (phase === 'start') {
+      if (!server.peakReset) server.peakReset = resetPeakMemory(server.child.pid);
+      server.sampler = sampleMemory(server.child.pid);
+    } else {
+      const sampled = server.sampler?.stop();
+      // The second half of each run: steady state.
+      if (sampled !== undefined)
+        server.samples.push(...sampled.samples.slice(Math.floor(sampled.samples.length / 2)));
+      if (!server.peakReset && sampled !== undefined) server.samples.push(sampled.max);
+    }
+  };
+}
+
+async function reportEmbeddedMemory(server: EmbeddedServer): Promise<void> {
+  const underLoad = readMemory(server.child.pid);
+  await sleep(2000);
+  const afterLoad = readMemory(server.child.pid);
+  await stop(server.child);
+
+  const reopened = await startApi('embedded-reopened', { SVC_DATA_DIR: server.dataDirectory });
   await sleep(1000);
   const reopenedAtRest = readMemory(reopened.child.pid);
   await stop(reopened.child);
 
-  printLoad('POST /v1/ingest', result);
-  const line = `ingest (embedded): ${Math.round(result.perSecond)} chunks/s = ${ratio(result.perSecond, baseline.perSecond)} the bare fsync route ${target(result.perSecond, baseline.perSecond)}`;
-  console.log(`  ${line}`);
-  summary.push(line);
-
-  const steady = samples.samples.slice(Math.floor(samples.samples.length / 2)).sort((a, b) => a - b);
-  const median = steady[Math.floor(steady.length / 2)] ?? 0;
-  const peakUnderLoad = peakReset && underLoad !== undefined ? underLoad.peak : samples.max;
-  console.log(`  memory (RSS of the server process):`);
+  const steady = [...server.samples].sort((a, b) => a - b);
+  const steadyMedian = steady[Math.floor(steady.length / 2)] ?? 0;
+  const peakUnderLoad = server.peakReset && underLoad !== undefined ? underLoad.peak : Math.max(0, ...steady);
+  console.log('\nEmbedded store memory (RSS of the server process):');
   console.log(
-    `    first start (creates the database): ${first.startSeconds.toFixed(1)} s, peak ${megabytes(afterStart?.peak ?? 0)}, then ${megabytes(atRest?.rss ?? 0)} at rest`,
+    `  first start (creates the database in a child process): ${server.startSeconds.toFixed(1)} s, peak ${megabytes(server.afterStart?.peak ?? 0)}, then ${megabytes(server.atRest?.rss ?? 0)} at rest`,
   );
   console.log(
-    `    under ingest load: peak ${megabytes(peakUnderLoad)}${peakReset ? '' : ' (sampled)'}, steady ${megabytes(median)}; 2 s after: ${megabytes(afterLoad?.rss ?? 0)}`,
+    `  under ingest load: peak ${megabytes(peakUnderLoad)}${server.peakReset ? '' : ' (sampled)'}, steady ${megabytes(steadyMedian)}; 2 s after: ${megabytes(afterLoad?.rss ?? 0)}`,
   );
   console.log(
-    `    reopened (${reopened.startSeconds.toFixed(1)} s to ready): peak ${megabytes(reopenedAtRest?.peak ?? 0)}, ${megabytes(reopenedAtRest?.rss ?? 0)} at rest`,
+    `  reopened (${reopened.startSeconds.toFixed(1)} s to ready): peak ${megabytes(reopenedAtRest?.peak ?? 0)}, ${megabytes(reopenedAtRest?.rss ?? 0)} at rest`,
   );
   summary.push(
-    `memory (embedded): ${megabytes(reopenedAtRest?.rss ?? 0)} at rest (reopened), ${megabytes(median)} steady / ${megabytes(peakUnderLoad)} peak under ingest load; first start peaks at ${megabytes(afterStart?.peak ?? 0)}`,
+    `memory (embedded): ${megabytes(reopenedAtRest?.rss ?? 0)} at rest (reopened), ${megabytes(server.atRest?.rss ?? 0)} at rest after the first start (peak ${megabytes(server.afterStart?.peak ?? 0)}), ${megabytes(steadyMedian)} steady / ${megabytes(peakUnderLoad)} peak under ingest load`,
   );
 }
 
-interface ListQuery {
-  name: string;
-  search: string;
+interface PostgresServer {
+  target: IngestTarget;
+  server: Awaited<ReturnType<typeof startApi>>;
+  environment: Record<string, string>;
 }
 
-async function postgresPart(baseline: LoadResult): Promise<void> {
-  console.log('\nPostgreSQL (+ files)');
+async function startPostgresServer(): Promise<PostgresServer> {
   const startedPostgres = performance.now();
   postgres = await startBenchPostgres();
   console.log(
@@ -197,26 +275,31 @@ async function postgresPart(baseline: LoadResult): Promise<void> {
     SVC_MASTER_KEY: randomBytes(32).toString('base64'),
   };
   const server = await startApi('postgres', environment);
+  const project = await createProject(environment, 'bench-ingest');
+  return { target: ingestTarget('PostgreSQL', server.url, project.projectKey), server, environment };
+}
+
+async function createProject(environment: Record<string, string>, name: string) {
+  const cli = start(`create-project ${name}`, 'src/cli.ts', {
+    arguments: ['create-project', '--name', name, '--json'],
+    environment,
+    logFile: join(work, `create-project-${name}.log`),
+  });
+  const code = await cli.exited;
+  if (code !== '0') throw new Error(`create-project failed (${code}):\n${tailOf(cli)}`);
+  return JSON.parse(tailOf(cli, 1)) as { projectId: string; projectKey: string; apiToken: string };
+}
+
+interface ListQuery {
+  name: string;
+  search: string;
+}
+
+async function listSessions(pg: PostgresServer): Promise<void> {
+  const { server, environment } = pg;
+  if (postgres === undefined) throw new Error('PostgreSQL is not running');
   try {
-    const createProject = async (name: string) => {
-      const cli = start(`create-project ${name}`, 'src/cli.ts', {
-        arguments: ['create-project', '--name', name, '--json'],
-        environment,
-        logFile: join(work, `create-project-${name}.log`),
-      });
-      const code = await cli.exited;
-      if (code !== '0') throw new Error(`create-project failed (${code}):\n${tailOf(cli)}`);
-      return JSON.parse(tailOf(cli, 1)) as { projectId: string; projectKey: string; apiToken: string };
-    };
-
-    const ingestProject = await createProject('bench-ingest');
-    const result = await ingestLoad(server.url, ingestProject.projectKey);
-    printLoad('POST /v1/ingest', result);
-    const line = `ingest (PostgreSQL): ${Math.round(result.perSecond)} chunks/s = ${ratio(result.perSecond, baseline.perSecond)} the bare fsync route ${target(result.perSecond, baseline.perSecond)}`;
-    console.log(`  ${line}`);
-    summary.push(line);
-
-    const listProject = await createProject('bench-list');
+    const listProject = await createProject(environment, 'bench-list');
     const seeded = await seedSessions(postgres.url, listProject.projectId, SESSIONS);
     console.log(
       `\n  GET /v1/sessions over ${seeded.count.toLocaleString('en-US')} sessions (seeded in ${seeded.seconds.toFixed(1)} s), 1 connection, ${LIST_SECONDS} s each`,
@@ -297,15 +380,28 @@ async function postgresPart(baseline: LoadResult): Promise<void> {
 }
 
 console.log(
-  `@svc/api server benchmark: node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s per run (after ${WARM_UP_SECONDS} s warm-up)`,
+  `@svc/api server benchmark: node ${process.version}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per route (after ${WARM_UP_SECONDS} s warm-up)`,
 );
 try {
-  console.log('\nBaseline');
-  const baseline = await baselineIngest();
-  if (ONLY.has('embedded')) await embedded(baseline);
-  if (ONLY.has('postgres')) await postgresPart(baseline);
+  console.log('\nStarting: the bare route, then each store');
+  const baseline = await startBaseline();
+  const embeddedServer = ONLY.has('embedded') ? await startEmbedded() : undefined;
+  const postgresServer = ONLY.has('postgres') ? await startPostgresServer() : undefined;
+  const targets = [embeddedServer?.target, postgresServer?.target].filter(
+    (target): target is IngestTarget => target !== undefined,
+  );
+  console.log('\nIngest, routes in turn');
+  await compareIngest(
+    baseline,
+    targets,
+    embeddedServer === undefined ? undefined : embeddedSampler(embeddedServer),
+  );
+  if (embeddedServer !== undefined) await reportEmbeddedMemory(embeddedServer);
+  if (postgresServer !== undefined) {
+    console.log('\nPostgreSQL (+ files)');
+    await listSessions(postgresServer);
+  }
   console.log('\nSummary');
-  console.log(`  bare write+fsync route: ${Math.round(baseline.perSecond)} requests/s`);
   for (const line of summary) console.log(`  ${line}`);
 } finally {
   for (const child of children) await child.stop(5000);
