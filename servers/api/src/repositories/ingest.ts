@@ -201,12 +201,7 @@ export async function recordChunks(
       project_id: record.projectId,
       session_id: record.chunk.sessionId,
       seq: record.chunk.seq,
-      event_index: signal.eventIndex,
-      t: new Date(signal.t),
-      kind: signal.kind,
-      severity: signal.severity,
-      name: signal.name,
-      message: signal.message,
+      ...signalRowOf(signal),
       details: JSON.stringify(signal.details),
     })),
   );
@@ -236,6 +231,18 @@ function roundsOf(records: readonly ChunkRecord[]): ChunkRecord[][] {
     rounds[round] = members;
   }
   return rounds;
+}
+
+/** A signal's `session_signals` columns, but its place and `details`. */
+function signalRowOf(signal: ChunkSummary['signals'][number]) {
+  return {
+    event_index: signal.eventIndex,
+    t: new Date(signal.t),
+    kind: signal.kind,
+    severity: signal.severity,
+    name: signal.name,
+    message: signal.message,
+  };
 }
 
 function chunkRowOf(record: ChunkRecord) {
@@ -406,15 +413,7 @@ function distinctSessionsInput(record: ChunkRecord) {
     content_sha256: Buffer.from(record.contentSha256).toString('hex'),
     identified: record.summary.user?.source === 'identify',
     session: sessionRowOf(record),
-    signals: record.summary.signals.map((signal) => ({
-      event_index: signal.eventIndex,
-      t: new Date(signal.t),
-      kind: signal.kind,
-      severity: signal.severity,
-      name: signal.name,
-      message: signal.message,
-      details: signal.details,
-    })),
+    signals: record.summary.signals.map((signal) => ({ ...signalRowOf(signal), details: signal.details })),
   };
 }
 
