@@ -203,7 +203,8 @@ export interface PutOptions {
   /**
    * The caller made `key` unique and never writes it again, and it only records the key (in an
    * index) after `put` resolved. The file store then writes the file in place instead of through
-   * a temporary file and a rename, and flushes the file and its directory at once. Durability on
+   * a temporary file and a rename, and flushes the file, then its directory, on one of its writer
+   * threads. Durability on
    * success is the same; a crash before `put` resolves may leave a partial object under the key,
    * which nothing references. A key that exists already is a `key_conflict` on the file store.
    * S3 ignores the option: PutObject is atomic anyway.

@@ -110,7 +110,10 @@ interface Reached<T> {
  * concurrent put has just created still returns only once that directory is durable. In the
  * common case a put therefore costs two fsyncs, the file's and its directory's; fsyncs of one
  * directory requested while one is running are served together by the next one, which starts
- * after all of them were requested.
+ * after all of them were requested. A write-once put (`PutOptions.writeOnce`) writes the object
+ * in place instead, and does its blocking calls, the directory's fsync included, on one of the
+ * store's writer threads (`durable-file-writer.ts`): one message instead of a round trip through
+ * the event loop per call. `close()` stops those threads.
  *
  * Once a put's temporary file is open its directories cannot be removed (they are not empty).
  * A directory that a concurrent delete tried to remove while the put was getting there may be a
