@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
-import { createDatabase, PGLITE_SETTINGS } from './database.ts';
+import { createDatabase, PGLITE_SETTINGS, preparedStatement } from './database.ts';
 import { isUniqueViolation } from './errors.ts';
 import { MIGRATIONS, migrateToLatest } from './migrate.ts';
 
@@ -66,6 +66,30 @@ describe.each(ENGINES)('database on %s', (engine) => {
       where conrelid in ('chunks'::regclass, 'session_signals'::regclass) and contype = 'f'
     `.execute(handle.database);
     expect(constraints.rows.map((row) => row.name)).toEqual(['session_signals_chunk']);
+  });
+
+  it('runs a statement marked with preparedStatement() as a named one on PostgreSQL', async () => {
+    const single =
+      engine === 'postgres' ? await createDatabase({ engine, url: handle.location, poolSize: 1 }) : handle;
+    try {
+      const text = `${preparedStatement('svc_test_prepared')}\nselect $1::int + 1 as value`;
+      for (const value of [1, 41]) {
+        const { rows } = await single.database.executeQuery<{ value: number }>(
+          CompiledQuery.raw(text, [value]),
+        );
+        expect(rows).toEqual([{ value: value + 1 }]);
+      }
+      // Same connection (a pool of one): the statement is prepared there once, by its name.
+      const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(
+        single.database,
+      );
+      expect(prepared.rows.map((row) => row.name)).toEqual(
+        engine === 'postgres' ? ['svc_test_prepared'] : [],
+      );
+    } finally {
+      if (single !== handle) await single.close();
+    }
+    expect(() => preparedStatement('Robert; drop table')).toThrow(TypeError);
   });
 
   it('returns the same JavaScript types on both engines', async () => {
