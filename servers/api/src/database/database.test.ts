@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
-import { createDatabase, PGLITE_SETTINGS, preparedStatement } from './database.ts';
+import { createDatabase, PGLITE_SETTINGS } from './database.ts';
 import { isUniqueViolation } from './errors.ts';
 import { MIGRATIONS, migrateToLatest } from './migrate.ts';
+import { preparedStatement } from './prepared-statement.ts';
 
 describe.each(ENGINES)('database on %s', (engine) => {
   let handle: TestDatabase;
@@ -68,24 +69,57 @@ describe.each(ENGINES)('database on %s', (engine) => {
     expect(constraints.rows.map((row) => row.name)).toEqual(['session_signals_chunk']);
   });
 
-  it('runs a statement marked with preparedStatement() as a named one on PostgreSQL', async () => {
+  it('runs a statement marked with preparedStatement() as a named one, prepared once', async () => {
     const single =
       engine === 'postgres' ? await createDatabase({ engine, url: handle.location, poolSize: 1 }) : handle;
+    const run = <Row>(text: string, parameters: readonly unknown[]) =>
+      single.database.executeQuery<Row>(CompiledQuery.raw(text, parameters));
     try {
-      const text = `${preparedStatement('svc_test_prepared')}\nselect $1::int + 1 as value`;
+      const text = `${preparedStatement('svc_test_prepared')}
+        select $1::int + 1 as value, $2::bigint as big, $3::timestamptz as at, $4::bytea as bytes,
+          $5::text as nothing, 1 / $1::int as inverse`;
+      const at = new Date('2026-11-22T10:00:00.123Z');
       for (const value of [1, 41]) {
-        const { rows } = await single.database.executeQuery<{ value: number }>(
-          CompiledQuery.raw(text, [value]),
-        );
-        expect(rows).toEqual([{ value: value + 1 }]);
+        const { rows } = await run<Record<string, unknown>>(text, [
+          value,
+          2 ** 40,
+          at,
+          new Uint8Array([0, 255]),
+          null,
+        ]);
+        const { bytes, ...row } = rows[0] ?? {};
+        expect(row).toEqual({
+          value: value + 1,
+          big: 2 ** 40,
+          at,
+          nothing: null,
+          inverse: Math.trunc(1 / value),
+        });
+        // pg gives a Buffer, PGlite a Uint8Array: the bytes are the same.
+        expect([...(bytes as Uint8Array)]).toEqual([0, 255]);
       }
-      // Same connection (a pool of one): the statement is prepared there once, by its name.
-      const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(
-        single.database,
+      // One name stands for one text.
+      await expect(run(`${preparedStatement('svc_test_prepared')}\nselect 2`, [])).rejects.toThrow();
+      // A failing execution reports the database's error and leaves the statement usable.
+      await expect(run(text, [0, 1, at, new Uint8Array(), null])).rejects.toThrow(/division by zero/);
+      await single.database.transaction().execute(async (transaction) => {
+        const { rows } = await transaction.executeQuery<{ value: number }>(
+          CompiledQuery.raw(text, [2, 1, at, new Uint8Array(), 'x']),
+        );
+        expect(rows[0]?.value).toBe(3);
+      });
+      // One connection (a pool of one on PostgreSQL): the statement was prepared there once.
+      const prepared = await sql<{ name: string }>`
+        select name from pg_prepared_statements where name = 'svc_test_prepared'
+      `.execute(single.database);
+      expect(prepared.rows).toEqual([{ name: 'svc_test_prepared' }]);
+      // Writes through a prepared statement count their rows like any other statement.
+      await insertProject('prepared');
+      const renamed = await run(
+        `${preparedStatement('svc_test_rename')}\nupdate projects set name = $1 where id = $2`,
+        ['Renamed', 'proj_prepared'],
       );
-      expect(prepared.rows.map((row) => row.name)).toEqual(
-        engine === 'postgres' ? ['svc_test_prepared'] : [],
-      );
+      expect(renamed.numAffectedRows).toBe(1n);
     } finally {
       if (single !== handle) await single.close();
     }

@@ -6,6 +6,7 @@ import type { DatabaseConfiguration } from '../config.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { createPGliteDurability, PGLITE_DURABILITY_SETTINGS, type WalPosition } from './pglite-durability.ts';
 import { initializePGliteDirectory } from './pglite-initdb.ts';
+import { preparedStatement, preparedStatementName } from './prepared-statement.ts';
 import type { Database } from './schema.ts';
 
 /** The relational store: one kysely instance over PGlite or PostgreSQL, and how to close it. */
@@ -104,31 +105,13 @@ export async function createDatabase(configuration: DatabaseConfiguration): Prom
   });
 }
 
-/**
- * Marks a statement to be prepared once per PostgreSQL connection: SQL text that starts with
- * `preparedStatement(name)` runs as the named statement `name`, so PostgreSQL parses and plans it
- * once per connection instead of on every call. For hot statements whose text never changes
- * (the batch index insert); PGlite reads it as a comment.
- *
- * @example
- * ```ts
- * const text = `${preparedStatement('svc_index_chunks')} select …`;
- * ```
- */
-export function preparedStatement(name: string): string {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new TypeError(`preparedStatement: invalid name ${name}`);
-  return `/* prepare:${name} */`;
-}
-
-const PREPARED = /^\/\* prepare:([a-z_][a-z0-9_]*) \*\//;
-
-/** A pg client that runs texts marked with {@link preparedStatement} as named statements. */
+/** A pg client that runs texts marked with `preparedStatement()` as named statements. */
 class PreparingClient extends pg.Client {
   // biome-ignore lint/suspicious/noExplicitAny: pg's query() has many overloads; this forwards them all
   override query(...parameters: any[]): any {
     const [text, values] = parameters;
     if (typeof text === 'string' && (Array.isArray(values) || values === undefined)) {
-      const name = PREPARED.exec(text)?.[1];
+      const name = preparedStatementName(text);
       if (name !== undefined) {
         // biome-ignore lint/suspicious/noExplicitAny: see above
         return (super.query as any)({ name, text, values }, ...parameters.slice(2));
@@ -141,7 +124,7 @@ class PreparingClient extends pg.Client {
 
 /** The current WAL segment and the last checkpoint's redo position (PGlite's durability barrier). */
 export async function readWalPosition(database: Kysely<Database>): Promise<WalPosition> {
-  const { rows } = await sql<WalPosition>`
+  const { rows } = await sql<WalPosition>`${sql.raw(preparedStatement('svc_wal_position'))}
     select pg_walfile_name(pg_current_wal_lsn()) as segment, redo_lsn::text as redo
     from pg_control_checkpoint()
   `.execute(database);

@@ -1,4 +1,4 @@
-import type { PGlite } from '@electric-sql/pglite';
+import { type PGlite, parse, protocol, type Results } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -14,6 +14,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { preparedStatementName } from './prepared-statement.ts';
 
 /**
  * A kysely dialect for PGlite (Postgres compiled to WebAssembly, embedded in the process).
@@ -21,7 +22,8 @@ import {
  * PGlite is one connection: this driver hands it to one kysely connection at a time, so a
  * transaction holds it exclusively until it commits or rolls back and every other query waits
  * its turn. Queries compile exactly as for PostgreSQL, so one set of migrations and queries
- * serves both engines.
+ * serves both engines. Texts marked with `preparedStatement(name)` are prepared once, as named
+ * statements, like the PostgreSQL driver does.
  *
  * Written here rather than taken from `kysely-pglite`, whose 0.6 release pulls in a
  * `kysely-codegen` that does not load with kysely 0.29.
@@ -50,18 +52,72 @@ export class PGliteDialect implements Dialect {
   }
 }
 
+/** A statement prepared on the PGlite session: its text and the types of its parameters. */
+interface PreparedShape {
+  text: string;
+  parameterTypes: number[];
+}
+
 class PGliteConnection implements DatabaseConnection {
   readonly #database: PGlite;
+  /** Named statements prepared so far (they last as long as the PGlite instance). */
+  readonly #prepared = new Map<string, PreparedShape>();
 
   constructor(database: PGlite) {
     this.#database = database;
   }
 
   async executeQuery<Row>(compiledQuery: CompiledQuery): Promise<QueryResult<Row>> {
-    const result = await this.#database.query<Row>(compiledQuery.sql, [...compiledQuery.parameters]);
+    const name = preparedStatementName(compiledQuery.sql);
+    const result =
+      name === undefined
+        ? await this.#database.query<Row>(compiledQuery.sql, [...compiledQuery.parameters])
+        : await this.#executePrepared<Row>(name, compiledQuery.sql, compiledQuery.parameters);
     return result.affectedRows === undefined
       ? { rows: result.rows }
       : { rows: result.rows, numAffectedRows: BigInt(result.affectedRows) };
+  }
+
+  /**
+   * Runs `text` as the named statement `name`: parsed and planned on first use, then one protocol
+   * round (bind, describe, execute, sync) per call instead of the six of `query()`, and no parse
+   * or plan. Like `pg`, one name stands for one text.
+   */
+  #executePrepared<Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Results<Row>> {
+    const database = this.#database;
+    return database.runExclusive(async () => {
+      let statement = this.#prepared.get(name);
+      if (statement === undefined) {
+        const described = await database.execProtocolStream(
+          concatenate([
+            protocol.serialize.parse({ name, text }),
+            protocol.serialize.describe({ type: 'S', name }),
+            protocol.serialize.sync(),
+          ]),
+        );
+        statement = { text, parameterTypes: parse.parseDescribeStatementResults(described) };
+        this.#prepared.set(name, statement);
+      } else if (statement.text !== text) {
+        throw new TypeError(`The prepared statement ${name} was prepared with another text`);
+      }
+      const { parameterTypes } = statement;
+      const values = parameters.map((value, index) => {
+        if (value === null || value === undefined) return null;
+        const serialize = database.serializers[parameterTypes[index] as number];
+        return serialize === undefined ? String(value) : serialize(value);
+      });
+      const messages = await database.execProtocolStream(
+        concatenate([
+          protocol.serialize.bind({ statement: name, values }),
+          protocol.serialize.describe({ type: 'P' }),
+          protocol.serialize.execute({}),
+          protocol.serialize.sync(),
+        ]),
+      );
+      const [result] = parse.parseResults(messages, database.parsers);
+      if (result === undefined) throw new Error(`The prepared statement ${name} returned no result`);
+      return result as Results<Row>;
+    });
   }
 
   async *streamQuery<Row>(
@@ -147,4 +203,14 @@ class PGliteDriver implements Driver {
 
 function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+function concatenate(parts: readonly Uint8Array[]): Uint8Array {
+  const whole = new Uint8Array(parts.reduce((length, part) => length + part.byteLength, 0));
+  let offset = 0;
+  for (const part of parts) {
+    whole.set(part, offset);
+    offset += part.byteLength;
+  }
+  return whole;
 }

@@ -1,6 +1,6 @@
 import type { Chunk } from '@svc/protocol';
 import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { preparedStatement } from '../database/database.ts';
+import { preparedStatement } from '../database/prepared-statement.ts';
 import type { Database } from '../database/schema.ts';
 import type { NewSession } from '../database/tables/sessions.table.ts';
 import type { ChunkSummary } from '../ingest/chunk-summary.ts';
