@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import { createDatabase, PGLITE_SETTINGS } from './database.ts';
@@ -72,7 +73,7 @@ describe.each(ENGINES)('database on %s', (engine) => {
   it('runs a statement marked with preparedStatement() as a named one, prepared once', async () => {
     const single =
       engine === 'postgres' ? await createDatabase({ engine, url: handle.location, poolSize: 1 }) : handle;
-    const run = <Row>(text: string, parameters: readonly unknown[]) =>
+    const run = <Row>(text: string, parameters: unknown[]) =>
       single.database.executeQuery<Row>(CompiledQuery.raw(text, parameters));
     try {
       const text = `${preparedStatement('svc_test_prepared')}
@@ -291,6 +292,49 @@ describe('database on postgres: several server processes', () => {
       expect(applied.flat()).toEqual(Object.keys(MIGRATIONS));
       await Promise.all(handles.map((each) => each.close()));
     } finally {
+      await fresh.dispose();
+    }
+  });
+});
+
+describe('database on postgres: lost connections', () => {
+  it('outlives PostgreSQL closing its idle connections, and close() waits for every socket', async () => {
+    const fresh = await openTestDatabase('postgres');
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      const backends = async () =>
+        (
+          await sql<{ pid: number }>`
+            select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()
+          `.execute(fresh.database)
+        ).rows;
+      // Two connections in the pool, then one of them asks the server to end the other.
+      await Promise.all([
+        sql`select pg_sleep(0.05)`.execute(fresh.database),
+        sql`select 1`.execute(fresh.database),
+      ]);
+      const [idle] = await backends();
+      expect(idle).toBeDefined();
+      await sql`select pg_terminate_backend(${idle?.pid})`.execute(fresh.database);
+      await expect
+        .poll(() => warnings.join('\n'))
+        .toMatch(/PostgreSQL closed an idle connection: terminating/);
+      // The pool opens new connections as needed.
+      const { rows } = await sql<{ one: number }>`select 1 as one`.execute(fresh.database);
+      expect(rows).toEqual([{ one: 1 }]);
+      await fresh.close();
+      // Once close() resolved, nothing of this pool is connected any more.
+      const admin = new pg.Client({ connectionString: fresh.location });
+      await admin.connect();
+      const left = await admin.query(
+        'select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+      );
+      await admin.end();
+      expect(left.rows[0].n).toBe(0);
+    } finally {
+      process.off('warning', onWarning);
       await fresh.dispose();
     }
   });

@@ -99,9 +99,25 @@ export async function createDatabase(configuration: DatabaseConfiguration): Prom
         oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  // An idle connection that PostgreSQL closes (a restart, pg_terminate_backend, an idle timeout)
+  // makes the pool emit 'error'; unheard, that would end the process. The pool has already dropped
+  // the connection and opens a new one when needed, so it is only reported.
+  pool.on('error', (error) => {
+    process.emitWarning(`PostgreSQL closed an idle connection: ${error.message}`, 'DatabaseWarning');
+  });
+  // pool.end() resolves once every connection was asked to end, not once it has: close() waits
+  // for the sockets too, so nothing is left talking to the server (or failing) after it returns.
+  const connectionsEnded = new Set<Promise<void>>();
+  pool.on('connect', (client) => {
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    connectionsEnded.add(ended);
+    void ended.then(() => connectionsEnded.delete(ended));
+  });
   return wrap(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', {
     flush: async () => {},
-    close: async () => {},
+    close: async () => {
+      await Promise.all(connectionsEnded);
+    },
   });
 }
 
