@@ -168,6 +168,23 @@ describe('createFileBlobStore', () => {
     await store.close();
   });
 
+  it('re-creates folders removed behind its back, for new and known folders, in both put modes', async () => {
+    const store = createFileBlobStore({ directory: scratch });
+    for (const writeOnce of [false, true]) {
+      await store.put('proj_1/sessions/ses_1/0', new Uint8Array([1]), { writeOnce });
+      // Another process (or an operator) removes a folder the store knows.
+      await rm(path.join(scratch, 'proj_1'), { recursive: true });
+      // A new session's folder under it, then the known session folder itself.
+      await store.put('proj_1/sessions/ses_2/0', new Uint8Array([2]), { writeOnce });
+      await store.put('proj_1/sessions/ses_1/1', new Uint8Array([3]), { writeOnce });
+      expect(await store.get('proj_1/sessions/ses_2/0')).toEqual(new Uint8Array([2]));
+      expect(await store.get('proj_1/sessions/ses_1/1')).toEqual(new Uint8Array([3]));
+      expect((await readdir(path.join(scratch, 'proj_1', 'sessions'))).sort()).toEqual(['ses_1', 'ses_2']);
+      await rm(path.join(scratch, 'proj_1'), { recursive: true });
+    }
+    await store.close();
+  });
+
   it('keeps puts working while deletes remove the same folder concurrently', async () => {
     const store = createFileBlobStore({ directory: scratch });
     for (let round = 0; round < 20; round += 1) {

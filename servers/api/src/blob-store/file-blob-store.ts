@@ -256,9 +256,15 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     return entry;
   }
 
-  /** Creates the directories of `key`. */
-  async function createParents(key: string, walk: Walk): Promise<'created' | 'retry'> {
+  /**
+   * Creates the directories of `key`. With `trustKnown`, directories the store already knows are
+   * taken as there (a new session's folder then costs one mkdir, not one per level); if one was
+   * removed behind the store's back, creating its child fails with ENOENT and the caller's next
+   * attempt, which trusts nothing, creates every level.
+   */
+  async function createParents(key: string, walk: Walk, trustKnown: boolean): Promise<'created' | 'retry'> {
     for (const directory of walk.directories) {
+      if (trustKnown && known.has(directory) && !walk.disturbed.has(directory)) continue;
       try {
         await mkdir(directory, { mode: directoryMode });
         // Ours, and still there unless a delete started to remove it meanwhile.
@@ -287,7 +293,8 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     create: () => Promise<T>,
   ): Promise<Reached<T> | undefined> {
     const isKnown = walk.directories.length === 0 || known.has(parent);
-    if (!(trustKnown && isKnown) && (await createParents(key, walk)) === 'retry') return undefined;
+    if (!(trustKnown && isKnown) && (await createParents(key, walk, trustKnown)) === 'retry')
+      return undefined;
     let created: T;
     try {
       created = await create();
