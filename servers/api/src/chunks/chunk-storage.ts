@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { deflate, inflate } from 'node:zlib';
 import { type DataKey, type MasterKey, openBlob, sealBlob, unwrapDataKey } from '../crypto/index.ts';
+import { randomBytesFromPool } from '../crypto/random-pool.ts';
 import type { Project } from '../database/tables/projects.table.ts';
 
 const deflateAsync = promisify(deflate);
@@ -30,7 +30,7 @@ export function chunkBlobKey(projectId: string, sessionId: string, seq: number, 
 
 /** A fresh random attempt id for {@link chunkBlobKey} (64 bits, lowercase hex). */
 export function createChunkAttemptId(): string {
-  return randomBytes(8).toString('hex');
+  return randomBytesFromPool(8).toString('hex');
 }
 
 /** Binds a sealed chunk to its place: a blob copied to another session or seq does not open. */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { EncryptionError, type EncryptionErrorCode } from './encryption-error.ts';
@@ -10,7 +10,7 @@ import {
   unwrapDataKey,
   WRAPPED_KEY_LENGTH,
 } from './envelope.ts';
-import { type DataKey, masterKeyFromBytes } from './keys.ts';
+import { type DataKey, dataKeyFromBytes, masterKeyFromBytes } from './keys.ts';
 
 const where = 'proj_01/ses_01/00000001';
 const master = masterKeyFromBytes(randomBytes(32));
@@ -39,6 +39,44 @@ describe('sealBlob / openBlob', () => {
     const opened = openBlob(dataKey, sealed, where);
     expect(opened).toBeInstanceOf(Uint8Array);
     expect(Buffer.compare(opened, plaintext)).toBe(0);
+  });
+
+  /** Key bytes 0, 1, ..., 31: a fixed data key for known answers. */
+  const countingKey = () => Uint8Array.from({ length: 32 }, (_, index) => index);
+  const vectorPlace = 'svc:chunk:v1:proj_01/ses_01/7';
+
+  it('opens a blob sealed by an earlier release (format v1 is stable)', () => {
+    // Sealed before the key derivation moved from hkdfSync to a cached extract step.
+    const sealed = Buffer.from(
+      '0133ad236cebbcd725e9c60a3d031ab93e9ef3ee9b087482fd36256aa18421e4edeb8697f0c93cb750c9a16e',
+      'hex',
+    );
+    const opened = openBlob(dataKeyFromBytes(countingKey()), sealed, vectorPlace);
+    expect(new TextDecoder().decode(opened)).toBe('{"v":1,"seq":7}');
+  });
+
+  it('derives each blob key exactly as documented: HKDF-SHA256(data key, no salt, context + SHA-256(place))', () => {
+    const key = countingKey();
+    for (const place of [vectorPlace, 'p/s/1', 'x'.repeat(5000)]) {
+      const plaintext = new Uint8Array(randomBytes(100));
+      const sealed = sealBlob(dataKeyFromBytes(countingKey()), plaintext, place);
+      // An independent opening with Node's own HKDF and AES-GCM, following the format's docs.
+      const info = Buffer.concat([
+        Buffer.from('svc:blob:v1\0'),
+        createHash('sha256').update(place, 'utf8').digest(),
+      ]);
+      const derived = Buffer.from(hkdfSync('sha256', key, new Uint8Array(0), info, 32));
+      const decipher = createDecipheriv('aes-256-gcm', derived, sealed.subarray(1, 13), {
+        authTagLength: 16,
+      });
+      decipher.setAAD(Buffer.concat([sealed.subarray(0, 1), Buffer.from(place, 'utf8')]));
+      decipher.setAuthTag(sealed.subarray(sealed.byteLength - 16));
+      const opened = Buffer.concat([
+        decipher.update(sealed.subarray(13, sealed.byteLength - 16)),
+        decipher.final(),
+      ]);
+      expect(Buffer.compare(opened, plaintext)).toBe(0);
+    }
   });
 
   it('writes version 1, then a 12-byte nonce, the ciphertext and a 16-byte tag', () => {
