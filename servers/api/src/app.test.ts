@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { DEFAULT_THRESHOLDS } from '@svc/detectors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../test/test-app.ts';
@@ -210,5 +211,35 @@ describe.each(ENGINES)('app on %s', (engine) => {
       );
       expect(document.paths['/v1/projects/current'].get.responses['200']).toBeDefined();
     });
+  });
+});
+
+describe('request logs', () => {
+  it('writes one line per request, after the answer, with share tokens redacted', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const test = await createTestApp('pglite', { logger: { level: 'info', stream } });
+    try {
+      lines.length = 0;
+      await test.app.inject('/healthz');
+      await test.app.inject('/share/shr_secret-token-value/chunks/0?x=1');
+      await test.app.inject({ url: '/v1/projects/current', headers: test.first.headers });
+      const requests = lines.filter((line) => line.msg !== undefined && line.reqId !== undefined);
+      expect(requests.map((line) => [line.msg, line.method, line.url, line.statusCode])).toEqual([
+        ['request completed', 'GET', '/healthz', 200],
+        ['request completed', 'GET', '/share/[token]/chunks/0?x=1', 404],
+        ['request completed', 'GET', '/v1/projects/current', 200],
+      ]);
+      for (const line of requests) expect(line.responseTime).toBeTypeOf('number');
+      expect(JSON.stringify(lines)).not.toContain('secret-token-value');
+      expect(JSON.stringify(lines)).not.toContain(test.first.apiToken);
+    } finally {
+      await test.close();
+    }
   });
 });

@@ -65,6 +65,33 @@ export default async function app(fastify: FastifyInstance, services: Services) 
   await fastify.register(readingRoutes); // /v1/sessions, /v1/visits, /share
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
+
+  // One log line per request, once it is answered (Fastify's default is two), without secrets in
+  // the URL: a share link's token is a bearer credential.
+  fastify.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: redactUrl(request.url),
+        statusCode: reply.statusCode,
+        responseTime: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request completed',
+    );
+  });
+}
+
+/**
+ * A request URL as the log may keep it: the token of `/share/{token}` is replaced. Other URLs
+ * carry ids and public project keys only (API tokens travel in a header).
+ *
+ * @example
+ * ```ts
+ * redactUrl('/share/shr_abc/chunks/0'); // '/share/[token]/chunks/0'
+ * ```
+ */
+export function redactUrl(url: string): string {
+  return url.replace(/^\/share\/[^/?#]+/, '/share/[token]');
 }
 
 /** Every error becomes `{ error, code }`; 5xx messages are masked (the log keeps the detail). */
@@ -111,6 +138,8 @@ export async function buildApp(
 ): Promise<FastifyInstance> {
   const fastify = Fastify({
     logger: { level: services.configuration.logLevel },
+    // The app logs one line per request itself (see `app`).
+    disableRequestLogging: true,
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,

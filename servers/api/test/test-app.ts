@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from '../src/app.ts';
 import { createFileBlobStore } from '../src/blob-store/index.ts';
 import { type Configuration, loadConfiguration } from '../src/config.ts';
@@ -37,7 +37,10 @@ export interface TestApp {
  * The app around a fresh database of `engine`, file blobs and a key file in a temporary data
  * directory, and one project with a token.
  */
-export async function createTestApp(engine: Engine): Promise<TestApp> {
+export async function createTestApp(
+  engine: Engine,
+  fastifyOptions: FastifyServerOptions = { logger: false },
+): Promise<TestApp> {
   const dataDirectory = await mkdtemp(join(tmpdir(), 'svc-app-'));
   const configuration = loadConfiguration({
     SVC_DATA_DIR: dataDirectory,
@@ -47,7 +50,7 @@ export async function createTestApp(engine: Engine): Promise<TestApp> {
   const database = await openTestDatabase(engine);
   const blobStore = createFileBlobStore({ directory: join(dataDirectory, 'blobs') });
   const masterKey = await loadMasterKey({ dataDirectory });
-  const app = await buildApp({ configuration, database, blobStore, masterKey }, { logger: false });
+  const app = await buildApp({ configuration, database, blobStore, masterKey }, fastifyOptions);
 
   async function createTestProject(name = 'Test project'): Promise<TestProject> {
     const organization = await createOrganization(database.database, `${name} org`);
