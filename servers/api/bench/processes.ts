@@ -159,3 +159,51 @@ export function sampleMemory(pid: number, intervalMs = 100) {
 export function megabytes(bytes: number): string {
   return `${Math.round(bytes / (1024 * 1024))} MB`;
 }
+
+/** CPU time in microseconds: user and system (kernel) time. */
+export interface CpuTime {
+  user: number;
+  system: number;
+}
+
+/** Linux reports process and machine CPU in clock ticks of 1/100 s (USER_HZ). */
+const MICROSECONDS_PER_TICK = 10_000;
+
+/** CPU used so far by a process and all its threads (/proc/<pid>/stat); `undefined` elsewhere. */
+export function readProcessCpu(pid: number): CpuTime | undefined {
+  try {
+    // The command name (field 2) may hold spaces: the fields after it start after its ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    return {
+      user: Number(fields[11]) * MICROSECONDS_PER_TICK,
+      system: Number(fields[12]) * MICROSECONDS_PER_TICK,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU of the whole machine so far (/proc/stat), every core summed: busy user and system time, idle. */
+export interface MachineCpu extends CpuTime {
+  idle: number;
+}
+
+export function readMachineCpu(): MachineCpu | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0] = line
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return {
+      user: (user + nice) * MICROSECONDS_PER_TICK,
+      system: (system + irq + softirq) * MICROSECONDS_PER_TICK,
+      idle: (idle + iowait) * MICROSECONDS_PER_TICK,
+    };
+  } catch {
+    return undefined;
+  }
+}

@@ -31,7 +31,9 @@ import {
   type Child,
   freePort,
   megabytes,
+  readMachineCpu,
   readMemory,
+  readProcessCpu,
   resetPeakMemory,
   sampleMemory,
   startNode,
@@ -89,17 +91,23 @@ interface IngestTarget {
   label: string;
   url: string;
   projectKey: string;
+  /** The server's process, for CPU accounting. */
+  pid: number;
   bodies: ReturnType<typeof createChunkBodies>;
   results: LoadResult[];
+  /** CPU per acknowledged request of each measured run (Linux only). */
+  cpu: RunCpu[];
 }
 
-function ingestTarget(label: string, url: string, projectKey: string): IngestTarget {
+function ingestTarget(label: string, url: string, projectKey: string, pid: number): IngestTarget {
   return {
     label,
     url,
     projectKey,
+    pid,
     bodies: createChunkBodies({ concurrentSessions: CONNECTIONS }),
     results: [],
+    cpu: [],
   };
 }
 
@@ -142,10 +150,18 @@ async function compareIngest(
   for (let round = 1; round <= ROUNDS; round += 1) {
     for (const target of [baseline, ...targets]) {
       onRun?.(target, 'start');
+      const before = { server: readProcessCpu(target.pid), machine: readMachineCpu() };
       const result = await ingestRun(target, SECONDS);
+      const cpu = cpuPerRequest(
+        before,
+        { server: readProcessCpu(target.pid), machine: readMachineCpu() },
+        result.ok,
+      );
       onRun?.(target, 'end');
       target.results.push(result);
+      if (cpu !== undefined) target.cpu.push(cpu);
       printLoad(`round ${round}: ${target.label}`, result);
+      if (cpu !== undefined) console.log(`  ${''.padEnd(34)} ${describeCpu(cpu)}`);
     }
   }
   const baseRates = baseline.results.map((result) => result.perSecond);
@@ -156,10 +172,55 @@ async function compareIngest(
     const rates = target.results.map((result) => result.perSecond);
     const ratios = target.results.map((result, index) => result.perSecond / (baseRates[index] as number));
     const ratioMedian = median(ratios);
-    const line = `ingest (${target.label}): median ${Math.round(median(rates))} chunks/s = ${ratioMedian.toFixed(2)}x the bare fsync route in the same round (rounds ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')}) (target >= 0.5: ${ratioMedian >= 0.5 ? 'met' : 'NOT met'})`;
+    // Two decimals, rounded down, so the printed ratio and the verdict never disagree.
+    const shown = (ratio: number) => (Math.floor(ratio * 100) / 100).toFixed(2);
+    const line = `ingest (${target.label}): median ${Math.round(median(rates))} chunks/s = ${shown(ratioMedian)}x the bare fsync route in the same round (rounds ${ratios.map(shown).join(', ')}) (target >= 0.5: ${ratioMedian >= 0.5 ? 'met' : 'NOT met'})`;
     console.log(`  ${line}`);
     summary.push(line);
   }
+  for (const target of [baseline, ...targets]) {
+    if (target.cpu.length === 0) continue;
+    const middle = (pick: (cpu: RunCpu) => number) => Math.round(median(target.cpu.map(pick)));
+    const line = `CPU per acknowledged request (${target.label}, median of rounds): server process ${middle((cpu) => cpu.serverUser)} us user + ${middle((cpu) => cpu.serverSystem)} us system; whole machine (load generator and kernel included) ${middle((cpu) => cpu.machineUser)} us user + ${middle((cpu) => cpu.machineSystem)} us system, ${middle((cpu) => cpu.machineIdle)} us idle`;
+    console.log(`  ${line}`);
+    summary.push(line);
+  }
+}
+
+/** CPU time per acknowledged request of one load run, in microseconds. */
+interface RunCpu {
+  serverUser: number;
+  serverSystem: number;
+  machineUser: number;
+  machineSystem: number;
+  machineIdle: number;
+}
+
+function cpuPerRequest(
+  before: { server: ReturnType<typeof readProcessCpu>; machine: ReturnType<typeof readMachineCpu> },
+  after: { server: ReturnType<typeof readProcessCpu>; machine: ReturnType<typeof readMachineCpu> },
+  requests: number,
+): RunCpu | undefined {
+  if (
+    requests === 0 ||
+    before.server === undefined ||
+    after.server === undefined ||
+    before.machine === undefined ||
+    after.machine === undefined
+  )
+    return undefined;
+  return {
+    serverUser: (after.server.user - before.server.user) / requests,
+    serverSystem: (after.server.system - before.server.system) / requests,
+    machineUser: (after.machine.user - before.machine.user) / requests,
+    machineSystem: (after.machine.system - before.machine.system) / requests,
+    machineIdle: (after.machine.idle - before.machine.idle) / requests,
+  };
+}
+
+function describeCpu(cpu: RunCpu): string {
+  const us = (value: number) => `${Math.round(value)} us`;
+  return `CPU per request: server ${us(cpu.serverUser)} user + ${us(cpu.serverSystem)} sys; machine ${us(cpu.machineUser)} user + ${us(cpu.machineSystem)} sys, ${us(cpu.machineIdle)} idle`;
 }
 
 function printLoad(label: string, result: LoadResult): void {
@@ -175,7 +236,7 @@ async function startBaseline(): Promise<IngestTarget> {
     logFile: join(work, 'fsync-baseline.log'),
   });
   await waitUntilReady(child, `http://127.0.0.1:${port}/healthz`);
-  return ingestTarget('bare route', `http://127.0.0.1:${port}`, 'pk_baseline');
+  return ingestTarget('bare route', `http://127.0.0.1:${port}`, 'pk_baseline', child.pid);
 }
 
 interface EmbeddedServer {
@@ -200,7 +261,7 @@ async function startEmbedded(): Promise<EmbeddedServer> {
     projectKey: string;
   };
   return {
-    target: ingestTarget('embedded', first.url, credentials.projectKey),
+    target: ingestTarget('embedded', first.url, credentials.projectKey, first.child.pid),
     child: first.child,
     startSeconds: first.startSeconds,
     afterStart,
@@ -276,7 +337,11 @@ async function startPostgresServer(): Promise<PostgresServer> {
   };
   const server = await startApi('postgres', environment);
   const project = await createProject(environment, 'bench-ingest');
-  return { target: ingestTarget('PostgreSQL', server.url, project.projectKey), server, environment };
+  return {
+    target: ingestTarget('PostgreSQL', server.url, project.projectKey, server.child.pid),
+    server,
+    environment,
+  };
 }
 
 async function createProject(environment: Record<string, string>, name: string) {
