@@ -1,11 +1,10 @@
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfiguration } from '../config.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
-import { createPGliteDurability, PGLITE_DURABILITY_SETTINGS, type WalPosition } from './pglite-durability.ts';
+import { createPGliteDurability, type WalPosition } from './pglite-durability.ts';
 import { initializePGliteDirectory } from './pglite-initdb.ts';
+import { startPGliteThread } from './pglite-thread.ts';
 import { preparedStatement, preparedStatementName } from './prepared-statement.ts';
 import type { Database } from './schema.ts';
 
@@ -24,46 +23,14 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-/** Postgres type OID of int8 (bigint). */
-const INT8 = 20;
+import { INT8, parseInt8 } from './pglite-instance.ts';
 
-/**
- * int8 columns hold milliseconds and byte counts, far below 2^53: both engines return them as
- * numbers (pg would return strings and PGlite bigints), so queries behave the same on both.
- */
-function parseInt8(value: string): number {
-  return Number(value);
-}
-
-/**
- * Postgres settings of the embedded store, passed on PGlite's command line (so the data
- * directory's postgresql.conf is left as initdb wrote it).
- *
- * `shared_buffers`: Postgres' own page cache lives inside PGlite's WebAssembly memory, which only
- * grows and is never given back, so its default 128 MB ends up resident once the cache has
- * filled. PGlite reads and writes pages through the operating system's file cache anyway, so a
- * 16 MB buffer pool costs no measurable ingest or list throughput (`pnpm bench`) and keeps the
- * server about 120-150 MB smaller at rest (~245 MB instead of ~360-400 MB RSS after reopening).
- */
-export const PGLITE_SETTINGS: readonly string[] = ['shared_buffers=16MB', ...PGLITE_DURABILITY_SETTINGS];
-
-/**
- * A PGlite instance on `directory` with the server's extensions, type parsers and settings. A
- * directory without a database gets one (initdb, in this process): the server creates it first
- * with `initializePGliteDirectory`, in a child process.
- */
-export function newPGlite(directory: string): PGlite {
-  return new PGlite(directory, {
-    // Trigram indexes for free-text session search (migration 2026-11-22-session-search).
-    extensions: { pg_trgm },
-    parsers: { [INT8]: parseInt8 },
-    startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],
-  });
-}
+export { newPGlite, PGLITE_SETTINGS } from './pglite-instance.ts';
 
 /**
  * Opens the configured store. PGlite keeps its files in `configuration.directory` (created when
- * missing); PostgreSQL gets a connection pool of `poolSize`.
+ * missing) and runs on a worker thread of its own (`pglite-thread.ts`); PostgreSQL gets a
+ * connection pool of `poolSize`.
  *
  * @example
  * ```ts
@@ -73,9 +40,10 @@ export function newPGlite(directory: string): PGlite {
 export async function createDatabase(configuration: DatabaseConfiguration): Promise<DatabaseHandle> {
   if (configuration.engine === 'pglite') {
     await initializePGliteDirectory(configuration.directory);
-    const pglite = newPGlite(configuration.directory);
-    await pglite.waitReady;
-    const database = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+    // PGlite runs on a thread of its own: the event loop stays free for HTTP, and a slow query
+    // (or a large ingest batch) never holds up every other request.
+    const thread = await startPGliteThread(configuration.directory);
+    const database = new Kysely<Database>({ dialect: new PGliteDialect(thread.executor) });
     const durability = createPGliteDurability({
       directory: configuration.directory,
       position: () => readWalPosition(database),
@@ -85,7 +53,7 @@ export async function createDatabase(configuration: DatabaseConfiguration): Prom
     return wrap(database, 'pglite', {
       flush: durability.flush,
       close: async () => {
-        await pglite.close();
+        await thread.close();
         await durability.flushAll('close');
       },
     });

@@ -29,10 +29,11 @@ import { preparedStatementName } from './prepared-statement.ts';
  * `kysely-codegen` that does not load with kysely 0.29.
  */
 export class PGliteDialect implements Dialect {
-  readonly #database: PGlite;
+  readonly #executor: PGliteExecutor;
 
-  constructor(database: PGlite) {
-    this.#database = database;
+  /** Over a PGlite instance in this thread, or over any {@link PGliteExecutor} (another thread's). */
+  constructor(database: PGlite | PGliteExecutor) {
+    this.#executor = isExecutor(database) ? database : createPGliteExecutor(database);
   }
 
   createAdapter(): DialectAdapter {
@@ -40,7 +41,7 @@ export class PGliteDialect implements Dialect {
   }
 
   createDriver(): Driver {
-    return new PGliteDriver(this.#database);
+    return new PGliteDriver(this.#executor);
   }
 
   createIntrospector(database: Kysely<unknown>): DatabaseIntrospector {
@@ -52,13 +53,39 @@ export class PGliteDialect implements Dialect {
   }
 }
 
+/**
+ * Runs one statement on a PGlite instance: what {@link PGliteDialect} needs of it. The executor of
+ * {@link createPGliteExecutor} runs in the PGlite's own thread; `pglite-thread.ts` forwards to
+ * one on a worker thread.
+ */
+export interface PGliteExecutor {
+  executeQuery<Row>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<Row>>;
+}
+
+function isExecutor(value: PGlite | PGliteExecutor): value is PGliteExecutor {
+  return !('waitReady' in value);
+}
+
+/**
+ * The executor of a PGlite instance in this thread. Texts marked with `preparedStatement(name)`
+ * run as named statements, prepared once.
+ *
+ * @example
+ * ```ts
+ * const { rows } = await createPGliteExecutor(pglite).executeQuery('select 1 as one', []);
+ * ```
+ */
+export function createPGliteExecutor(database: PGlite): PGliteExecutor {
+  return new PGliteStatements(database);
+}
+
 /** A statement prepared on the PGlite session: its text and the types of its parameters. */
 interface PreparedShape {
   text: string;
   parameterTypes: number[];
 }
 
-class PGliteConnection implements DatabaseConnection {
+class PGliteStatements implements PGliteExecutor {
   readonly #database: PGlite;
   /** Named statements prepared so far (they last as long as the PGlite instance). */
   readonly #prepared = new Map<string, PreparedShape>();
@@ -67,12 +94,12 @@ class PGliteConnection implements DatabaseConnection {
     this.#database = database;
   }
 
-  async executeQuery<Row>(compiledQuery: CompiledQuery): Promise<QueryResult<Row>> {
-    const name = preparedStatementName(compiledQuery.sql);
+  async executeQuery<Row>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<Row>> {
+    const name = preparedStatementName(sql);
     const result =
       name === undefined
-        ? await this.#database.query<Row>(compiledQuery.sql, [...compiledQuery.parameters])
-        : await this.#executePrepared<Row>(name, compiledQuery.sql, compiledQuery.parameters);
+        ? await this.#database.query<Row>(sql, [...parameters])
+        : await this.#executePrepared<Row>(name, sql, parameters);
     return result.affectedRows === undefined
       ? { rows: result.rows }
       : { rows: result.rows, numAffectedRows: BigInt(result.affectedRows) };
@@ -119,6 +146,19 @@ class PGliteConnection implements DatabaseConnection {
       return result as Results<Row>;
     });
   }
+}
+
+/** The one kysely connection: every statement goes to the executor. */
+class PGliteConnection implements DatabaseConnection {
+  readonly #executor: PGliteExecutor;
+
+  constructor(executor: PGliteExecutor) {
+    this.#executor = executor;
+  }
+
+  executeQuery<Row>(compiledQuery: CompiledQuery): Promise<QueryResult<Row>> {
+    return this.#executor.executeQuery<Row>(compiledQuery.sql, compiledQuery.parameters);
+  }
 
   async *streamQuery<Row>(
     compiledQuery: CompiledQuery,
@@ -132,19 +172,17 @@ class PGliteConnection implements DatabaseConnection {
 }
 
 class PGliteDriver implements Driver {
-  readonly #database: PGlite;
   readonly #connection: PGliteConnection;
   /** Resolves when the connection is free; each acquirer chains onto it. */
   #free: Promise<void> = Promise.resolve();
   #release: (() => void) | undefined;
 
-  constructor(database: PGlite) {
-    this.#database = database;
-    this.#connection = new PGliteConnection(database);
+  constructor(executor: PGliteExecutor) {
+    this.#connection = new PGliteConnection(executor);
   }
 
   async init(): Promise<void> {
-    await this.#database.waitReady;
+    // Nothing to wait for: PGlite holds queries back until it is ready.
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
