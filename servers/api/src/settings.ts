@@ -42,6 +42,14 @@ const privacySettingsSchema = z.strictObject({
   mode: z.enum(['standard', 'strict']),
 });
 
+const ingestSettingsSchema = z.strictObject({
+  /**
+   * Chunks a second the project may send to each server process, with bursts of up to twice that;
+   * more are answered 429 with `Retry-After`. `null`: no limit.
+   */
+  maxChunksPerSecond: z.int().min(1).max(1_000_000).nullable(),
+});
+
 /**
  * A project's settings: what the SDK receives from `GET /v1/config` (collector switch and
  * options, recording mode and triggers, privacy strictness, detector thresholds) and which
@@ -55,6 +63,8 @@ export const projectSettingsSchema = z.strictObject({
   detectorThresholds: thresholdOverridesSchema,
   /** Browser origins allowed to ingest; empty allows any origin (project keys are public anyway). */
   allowedOrigins: z.array(originSchema).max(100),
+  /** Server-side ingest limits (not sent to SDKs). */
+  ingest: ingestSettingsSchema,
 });
 
 export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
@@ -72,6 +82,7 @@ export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = {
   privacy: { mode: 'standard' },
   detectorThresholds: {},
   allowedOrigins: [],
+  ingest: { maxChunksPerSecond: null },
 };
 
 /**
@@ -84,6 +95,7 @@ export const projectSettingsPatchSchema = z.strictObject({
   privacy: privacySettingsSchema.partial().optional(),
   detectorThresholds: thresholdOverridesSchema.optional(),
   allowedOrigins: z.array(originSchema).max(100).optional(),
+  ingest: ingestSettingsSchema.partial().optional(),
 });
 
 export type ProjectSettingsPatch = z.infer<typeof projectSettingsPatchSchema>;
@@ -96,6 +108,7 @@ export function applySettingsPatch(settings: ProjectSettings, patch: ProjectSett
     privacy: { ...settings.privacy, ...patch.privacy },
     detectorThresholds: patch.detectorThresholds ?? settings.detectorThresholds,
     allowedOrigins: patch.allowedOrigins ?? settings.allowedOrigins,
+    ingest: { ...settings.ingest, ...patch.ingest },
   });
 }
 
@@ -119,5 +132,6 @@ export function readSettings(stored: unknown): ProjectSettings {
     privacy: group('privacy', privacySettingsSchema),
     detectorThresholds: group('detectorThresholds', thresholdOverridesSchema),
     allowedOrigins: group('allowedOrigins', z.array(originSchema).max(100)),
+    ingest: group('ingest', ingestSettingsSchema),
   };
 }

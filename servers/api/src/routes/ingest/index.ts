@@ -7,6 +7,7 @@ import type { Project } from '../../database/tables/projects.table.ts';
 import { forbidden, invalid, unauthorized } from '../../errors.ts';
 import { decodeChunk } from '../../ingest/decode-chunk.ts';
 import { ingestChunk } from '../../ingest/ingest-chunk.ts';
+import { createIngestRateLimiter, type IngestRateLimiter } from '../../ingest/rate-limiter.ts';
 import {
   contentTypeProblem,
   INGEST_BODY_LIMITS,
@@ -27,6 +28,13 @@ const ackSchema = z.object({
   /** `true` when this `(sessionId, seq)` was already stored with the same bytes: nothing changed. */
   duplicate: z.boolean(),
 });
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Per-project ingest rate limits (`settings.ingest.maxChunksPerSecond`). */
+    ingestRateLimiter: IngestRateLimiter;
+  }
+}
 
 /** What the checks before the body established, for the body parser and the handler. */
 interface IngestContext {
@@ -53,7 +61,11 @@ function singleHeader(value: string | string[] | undefined): string | undefined 
 function allowOrigin(request: FastifyRequest, reply: FastifyReply): void {
   const origin = singleHeader(request.headers.origin);
   reply.header('vary', 'Origin');
-  if (origin !== undefined) reply.header('access-control-allow-origin', origin);
+  if (origin !== undefined) {
+    reply.header('access-control-allow-origin', origin);
+    // Not a CORS-safelisted response header: the SDK reads it on a 429.
+    reply.header('access-control-expose-headers', 'Retry-After');
+  }
 }
 
 /**
@@ -91,14 +103,23 @@ async function checkHeaders(fastify: FastifyInstance, request: FastifyRequest, r
   const project = key.length > 256 ? undefined : await fastify.projectKeys.find(key);
   if (project === undefined) throw unauthorized('Unknown project key');
 
+  const settings = readSettings(project.settings);
   const origin = singleHeader(headers.origin);
   if (origin !== undefined) {
-    const { allowedOrigins } = readSettings(project.settings);
+    const { allowedOrigins } = settings;
     if (allowedOrigins.length > 0 && !allowedOrigins.includes(origin)) {
       throw forbidden(
         `Origin ${JSON.stringify(origin.slice(0, 200))} is not allowed to send to this project`,
       );
     }
+  }
+  const decision = fastify.ingestRateLimiter.take(project.id, settings.ingest.maxChunksPerSecond);
+  if (!decision.allowed) {
+    reply.header('retry-after', String(decision.retryAfterSeconds));
+    throw invalid(
+      `This project sends more than ${settings.ingest.maxChunksPerSecond} chunks a second: retry the same chunk after ${decision.retryAfterSeconds} s`,
+      429,
+    );
   }
   contexts.set(request, { encoding, project });
 }
@@ -108,6 +129,7 @@ async function checkHeaders(fastify: FastifyInstance, request: FastifyRequest, r
  * request; the answer `{ seq, duplicate }` comes only once the chunk is durable and indexed.
  */
 export default async function ingestRoutes(fastify: FastifyInstance) {
+  fastify.decorate('ingestRateLimiter', createIngestRateLimiter());
   // This context reads bodies itself: with the limit of the request's encoding, counted while
   // reading, and only after the headers passed every check.
   fastify.removeAllContentTypeParsers();
@@ -161,6 +183,7 @@ export default async function ingestRoutes(fastify: FastifyInstance) {
           409: errorBodySchema,
           413: errorBodySchema,
           415: errorBodySchema,
+          429: errorBodySchema,
         },
       },
     },

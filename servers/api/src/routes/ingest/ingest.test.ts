@@ -515,6 +515,65 @@ describe.each(ENGINES)('POST /v1/ingest on %s', (engine) => {
     });
   });
 
+  describe('rate limit', () => {
+    it('answers 429 with Retry-After beyond the project limit, stores nothing of those, and accepts again later', async () => {
+      const project = await test.createProject('Rate limited');
+      const patched = await test.app.inject({
+        method: 'PATCH',
+        url: `/v1/projects/${project.project.id}`,
+        headers: project.headers,
+        payload: { settings: { ingest: { maxChunksPerSecond: 2 } } },
+      });
+      expect(patched.statusCode, patched.body).toBe(200);
+      expect(patched.json().settings.ingest).toEqual({ maxChunksPerSecond: 2 });
+      const sessionId = newSessionId();
+      const bodies = Array.from({ length: 7 }, (_, seq) =>
+        rewriteChunk(seq === 0 ? seq0 : seq1, { sessionId, seq }),
+      );
+      const answers = [];
+      for (const body of bodies) {
+        answers.push(
+          await postChunk(test.app, project.projectKey, body, { origin: 'https://app.example.com' }),
+        );
+      }
+      // A burst of two seconds' worth passes (the clock may add a token meanwhile, never two).
+      const accepted = answers.filter((answer) => answer.statusCode === 200).length;
+      expect(accepted).toBeGreaterThanOrEqual(4);
+      expect(accepted).toBeLessThanOrEqual(5);
+      const refused = answers.slice(accepted);
+      for (const answer of refused) {
+        expect(answer.statusCode).toBe(429);
+        expect(answer.json()).toEqual({
+          error: expect.stringMatching(/more than 2 chunks a second/),
+          code: 'invalid',
+        });
+        expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(answer.headers['access-control-expose-headers']).toMatch(/Retry-After/i);
+      }
+      expect((await chunkRows(project, sessionId)).map((row) => row.seq)).toEqual(
+        Array.from({ length: accepted }, (_, seq) => seq),
+      );
+      // Another project is not held back.
+      const other = rewriteChunk(seq0, { sessionId: newSessionId() });
+      expect((await postChunk(test.app, test.first.projectKey, other)).statusCode).toBe(200);
+      // After Retry-After the same chunk goes through.
+      await new Promise((resolve) => setTimeout(resolve, Number(refused[0]?.headers['retry-after']) * 1000));
+      const retried = await postChunk(test.app, project.projectKey, bodies[accepted] as Uint8Array);
+      expect(retried.statusCode, retried.body).toBe(200);
+      // Lifting the limit lifts it at once.
+      await test.app.inject({
+        method: 'PATCH',
+        url: `/v1/projects/${project.project.id}`,
+        headers: project.headers,
+        payload: { settings: { ingest: { maxChunksPerSecond: null } } },
+      });
+      for (let seq = accepted + 1; seq < 20; seq += 1) {
+        const answer = await postChunk(test.app, project.projectKey, rewriteChunk(seq1, { sessionId, seq }));
+        expect(answer.statusCode, answer.body).toBe(200);
+      }
+    });
+  });
+
   describe('over real HTTP', () => {
     let origin: string;
     beforeAll(async () => {
