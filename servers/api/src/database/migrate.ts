@@ -5,6 +5,7 @@ import * as sessionSearch from './migrations/2026-11-22-session-search.ts';
 import * as deferredChunkSession from './migrations/2026-11-23-deferred-chunk-session.ts';
 import * as sessionsFillfactor from './migrations/2026-11-23-sessions-fillfactor.ts';
 import * as chunkSessionInCode from './migrations/2026-11-24-chunk-session-in-code.ts';
+import * as sessionUserSeq from './migrations/2026-11-24-session-user-seq.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -16,6 +17,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-23-deferred-chunk-session': deferredChunkSession,
   '2026-11-23-sessions-fillfactor': sessionsFillfactor,
   '2026-11-24-chunk-session-in-code': chunkSessionInCode,
+  '2026-11-24-session-user-seq': sessionUserSeq,
 };
 
 /**

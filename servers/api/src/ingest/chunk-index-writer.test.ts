@@ -81,6 +81,9 @@ function sessionRecords(projectId: string, sessionIndex: number): ChunkRecord[] 
   return Array.from({ length: 5 }, (_, seq) => {
     const events: unknown[] = [{ t: T0 + seq * 1000, type: 'custom', name: `step_${seq}` }];
     if (seq === 2) events.push({ t: T0 + seq * 1000 + 1, type: 'error', message: 'boom', source: 'manual' });
+    // Even sessions identify twice: the later seq's user is the session's, whatever arrives last.
+    if (seq === 1 && sessionIndex % 2 === 0)
+      events.push({ t: T0 + seq * 1000 + 2, type: 'identify', user: { id: `early_${sessionIndex}` } });
     if (seq === 3 && sessionIndex % 2 === 0)
       events.push({ t: T0 + seq * 1000 + 2, type: 'identify', user: { id: `identified_${sessionIndex}` } });
     return record(projectId, sessionId, seq, { events, meta: seq === 0 });
@@ -150,8 +153,9 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
     const actual = await sessionRows(database, batchedProject);
     expect(actual).toHaveLength(8);
     expect(actual).toEqual(expected);
-    // The identify of seq 3 replaced meta.user in the even sessions.
+    // The identify of seq 3 replaced meta.user in the even sessions, though seq 1's arrived later.
     expect(actual.filter((row) => row.user_id?.startsWith('identified_'))).toHaveLength(4);
+    expect(actual.filter((row) => row.user_id?.startsWith('early_'))).toHaveLength(0);
     expect(actual.every((row) => row.chunk_count === 5 && row.error_count === 1 && row.max_seq === 4)).toBe(
       true,
     );

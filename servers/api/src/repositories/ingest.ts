@@ -89,7 +89,7 @@ const META_COLUMNS = [
   'sdk_version',
 ] as const satisfies ReadonlyArray<keyof NewSession>;
 
-const USER_COLUMNS = ['user_id', 'user_email', 'user_name'] as const satisfies ReadonlyArray<
+const USER_COLUMNS = ['user_id', 'user_email', 'user_name', 'user_seq'] as const satisfies ReadonlyArray<
   keyof NewSession
 >;
 
@@ -120,6 +120,7 @@ function sessionRowOf(record: ChunkRecord): NewSession {
     user_id: user?.id ?? null,
     user_email: user === undefined ? null : (user.email ?? null),
     user_name: user === undefined ? null : (user.name ?? null),
+    user_seq: summary.user?.source === 'identify' ? chunk.seq : null,
     recording_mode: meta?.recording.mode ?? null,
     sdk_name: meta?.sdk.name ?? null,
     sdk_version: meta?.sdk.version ?? null,
@@ -156,7 +157,7 @@ function severityRank(column: RawBuilder<unknown>): RawBuilder<number> {
  * `duration_ms` their difference; counts and bytes add up; `level` is the highest severity;
  * `max_seq` the highest seq. Meta fields come from the first chunk (seq 0) whenever it is there;
  * a later chunk's meta only fills what is still empty. The user is the one of the last `identify`
- * event received, else `meta.user`.
+ * event in seq order (`user_seq`), whatever order chunks arrive in, else `meta.user`.
  *
  * @returns the blob keys of the records that were new (and are now indexed).
  *
@@ -278,10 +279,11 @@ function sessionMerge(userWins: boolean): Record<string, RawBuilder<unknown>> {
     merged[column] =
       sql`case when ${excluded('max_seq')} = 0 then coalesce(${excluded(column)}, ${session(column)}) else coalesce(${session(column)}, ${excluded(column)}) end`;
   }
-  // The user's fields move together.
+  // The user's fields move together. An identify replaces the user unless one from a later seq
+  // set it already; `meta.user` only fills an empty one.
   for (const column of USER_COLUMNS) {
     merged[column] = userWins
-      ? sql`${excluded(column)}`
+      ? sql`case when ${session('user_seq')} is null or ${excluded('user_seq')} >= ${session('user_seq')} then ${excluded(column)} else ${session(column)} end`
       : sql`case when ${session('user_id')} is null then ${excluded(column)} else ${session(column)} end`;
   }
   return {

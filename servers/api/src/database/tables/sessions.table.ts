@@ -25,6 +25,8 @@ export interface SessionsTable {
   user_id: string | null;
   user_email: string | null;
   user_name: string | null;
+  /** Seq of the chunk whose `identify` set the user (null: from `meta.user`, or none). */
+  user_seq: number | null;
   recording_mode: string | null;
   sdk_name: string | null;
   sdk_version: string | null;
