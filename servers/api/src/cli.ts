@@ -1,12 +1,19 @@
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createProjectWithToken } from './bootstrap.ts';
 import { type Configuration, ConfigurationError, loadConfiguration } from './config.ts';
+import { EncryptionError, finishMasterKeyRotation, rotateMasterKeyFile } from './crypto/index.ts';
 import { DataDirectoryLockedError } from './data-directory-lock.ts';
 import { migrateToLatest } from './database/migrate.ts';
 import { type OpenedServices, openServices } from './open-services.ts';
 import { createApiTokenRecord } from './repositories/api-tokens.ts';
-import { findProjectById, PROJECT_KEY_GRACE_HOURS, rotateProjectKey } from './repositories/projects.ts';
+import {
+  findProjectById,
+  PROJECT_KEY_GRACE_HOURS,
+  rewrapDataKeys,
+  rotateProjectKey,
+} from './repositories/projects.ts';
 
 const USAGE = `Usage: svc <command> [options]
 
@@ -18,9 +25,16 @@ Commands:
                                            create another API token for a project
   rotate-key --project <id> [--json]       give a project a new project key; the old one keeps
                                            working for ${PROJECT_KEY_GRACE_HOURS} hours
+  rotate-master-key [--json]               replace the key file's master key with a new one and
+                                           re-wrap every project's data key (stored data stays
+                                           as it is); with SVC_MASTER_KEY, see rewrap-data-keys
+  rewrap-data-keys [--json]                re-wrap every data key under the current master key,
+                                           unwrapping with SVC_MASTER_KEY_PREVIOUS (or the key file
+                                           a rotation kept); finishes a rotation
 
 Settings come from the same environment variables as the server (SVC_DATA_DIR, DATABASE_URL,
-SVC_MASTER_KEY, S3_*). On the embedded store, stop the server first: one process at a time.`;
+SVC_MASTER_KEY, SVC_MASTER_KEY_PREVIOUS, S3_*). On the embedded store, stop the server first: one
+process at a time.`;
 
 /** A mistake in how the CLI was called: printed with the usage, exit code 2. */
 class UsageError extends Error {}
@@ -151,6 +165,59 @@ export async function runCli(
         );
         return 0;
       }
+      case 'rotate-master-key': {
+        if (configuration.masterKey !== undefined) {
+          io.stderr(
+            [
+              'The master key comes from SVC_MASTER_KEY, so rotate it there, on every server process:',
+              '  1. generate a new key: openssl rand -base64 32',
+              '  2. restart every process with SVC_MASTER_KEY=<new key> and SVC_MASTER_KEY_PREVIOUS=<old key>',
+              '  3. run: svc rewrap-data-keys (with the same two settings)',
+              '  4. restart every process without SVC_MASTER_KEY_PREVIOUS',
+              '',
+            ].join('\n'),
+          );
+          return 1;
+        }
+        const rotated = await withServices(configuration, async (services) => {
+          const master = await rotateMasterKeyFile(configuration.dataDirectory);
+          const result = await rewrapDataKeys(services.database.database, master);
+          await finishMasterKeyRotation(configuration.dataDirectory);
+          return { previousKeyId: services.masterKey.id, masterKeyId: master.id, ...result };
+        });
+        io.stdout(
+          values.json
+            ? `${JSON.stringify(rotated)}\n`
+            : `Rotated the master key ${rotated.previousKeyId} -> ${rotated.masterKeyId}; re-wrapped the data keys of ${rotated.rewrapped} project(s).\nBack up the new ${join(configuration.dataDirectory, 'master.key')}: the old key no longer opens anything.\n`,
+        );
+        return 0;
+      }
+      case 'rewrap-data-keys': {
+        const done = await withServices(configuration, async (services) => {
+          const result = await rewrapDataKeys(services.database.database, services.masterKey);
+          const finished =
+            configuration.masterKey === undefined &&
+            (await finishMasterKeyRotation(configuration.dataDirectory));
+          return {
+            masterKeyId: services.masterKey.id,
+            ...result,
+            previousKeyIds: services.masterKey.previous.map((key) => key.id),
+            removedPreviousKeyFile: finished,
+          };
+        });
+        const advice =
+          configuration.previousMasterKeys !== undefined
+            ? 'Every data key is wrapped by the current master key: SVC_MASTER_KEY_PREVIOUS can be removed.\n'
+            : done.removedPreviousKeyFile
+              ? 'The rotation is finished: the previous key file was removed.\n'
+              : '';
+        io.stdout(
+          values.json
+            ? `${JSON.stringify(done)}\n`
+            : `Re-wrapped the data keys of ${done.rewrapped} project(s) under master key ${done.masterKeyId}; ${done.current} already were.\n${advice}`,
+        );
+        return 0;
+      }
       default:
         throw new UsageError(`Unknown command "${command}"`);
     }
@@ -162,7 +229,11 @@ export async function runCli(
       io.stderr(`${error.message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (error instanceof ConfigurationError || error instanceof DataDirectoryLockedError) {
+    if (
+      error instanceof ConfigurationError ||
+      error instanceof DataDirectoryLockedError ||
+      EncryptionError.isInstance(error)
+    ) {
       io.stderr(`${error.message}\n`);
       return 1;
     }

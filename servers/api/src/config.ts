@@ -31,6 +31,8 @@ export interface Configuration {
   publicUrl: string;
   /** Base64 of 32 bytes; when absent, a key file in the data directory is created and reused. */
   masterKey?: string;
+  /** `SVC_MASTER_KEY_PREVIOUS`: keys being rotated out, base64, separated by commas or spaces. */
+  previousMasterKeys?: string;
   database: DatabaseConfiguration;
   blobStore: BlobStoreConfiguration;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -85,6 +87,22 @@ const environmentSchema = z.object({
       .refine((value) => isBase64Of32Bytes(value), {
         message: 'must be the base64 of exactly 32 random bytes (generate one: openssl rand -base64 32)',
       })
+      .optional(),
+  ),
+  SVC_MASTER_KEY_PREVIOUS: optionalText.pipe(
+    z
+      .string()
+      .refine(
+        (value) =>
+          value
+            .split(/[\s,]+/)
+            .filter((part) => part !== '')
+            .every(isBase64Of32Bytes),
+        {
+          message:
+            'must be master keys being rotated out, each the base64 of 32 bytes, separated by commas or spaces',
+        },
+      )
       .optional(),
   ),
   SVC_LOG_LEVEL: optionalText
@@ -195,6 +213,8 @@ export function loadConfiguration(environment: Record<string, string | undefined
     logLevel: settings.SVC_LOG_LEVEL,
   };
   if (settings.SVC_MASTER_KEY !== undefined) configuration.masterKey = settings.SVC_MASTER_KEY;
+  if (settings.SVC_MASTER_KEY_PREVIOUS !== undefined)
+    configuration.previousMasterKeys = settings.SVC_MASTER_KEY_PREVIOUS;
   return configuration;
 }
 
@@ -226,6 +246,9 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     publicUrl: configuration.publicUrl,
     masterKey:
       configuration.masterKey === undefined ? 'key file in the data directory' : '[from SVC_MASTER_KEY]',
+    ...(configuration.previousMasterKeys === undefined
+      ? {}
+      : { previousMasterKeys: '[from SVC_MASTER_KEY_PREVIOUS]' }),
     database,
     blobStore,
     logLevel: configuration.logLevel,

@@ -47,6 +47,9 @@ export async function openServices(
     const masterKey = await loadMasterKey({
       dataDirectory: configuration.dataDirectory,
       ...(configuration.masterKey === undefined ? {} : { masterKey: configuration.masterKey }),
+      ...(configuration.previousMasterKeys === undefined
+        ? {}
+        : { previousMasterKeys: configuration.previousMasterKeys }),
     });
     const database = await createDatabase(configuration.database);
     closers.push(() => database.close());

@@ -40,7 +40,13 @@ export async function startServer(
     throw error;
   }
   fastify.log.info(
-    { configuration: describeConfiguration(configuration), masterKeyId: services.masterKey.id },
+    {
+      configuration: describeConfiguration(configuration),
+      masterKeyId: services.masterKey.id,
+      ...(services.masterKey.previous.length === 0
+        ? {}
+        : { previousMasterKeyIds: services.masterKey.previous.map((key) => key.id) }),
+    },
     'starting',
   );
 

@@ -82,17 +82,49 @@ const blobKeyContext = new TextEncoder().encode('svc:blob:v1\0');
  * ```
  */
 export function createDataKey(master: MasterKey): { dataKey: DataKey; wrappedKey: Uint8Array } {
-  const masterKey = masterKeyObject(master);
-  const bytes = randomBytes(KEY_LENGTH);
-  const header = new Uint8Array(wrappedKeyHeaderLength);
-  header[0] = WRAPPED_KEY_VERSION;
-  header.set(Buffer.from(master.id, 'hex'), 1);
-  const wrappedKey = seal(masterKey, header, bytes, wrappedKeyContext);
-  return { dataKey: dataKeyFromBytes(bytes), wrappedKey };
+  const dataKey = dataKeyFromBytes(randomBytes(KEY_LENGTH));
+  return { dataKey, wrappedKey: wrapDataKey(master, dataKey) };
 }
 
 /**
- * The data key inside `wrappedKey` (from {@link createDataKey}).
+ * `dataKey` wrapped by `master`, in the format of {@link createDataKey}: how a rotation re-wraps a
+ * project's existing data key under a new master key (the blobs it sealed stay as they are).
+ *
+ * @example
+ * ```ts
+ * const rewrapped = wrapDataKey(master, unwrapDataKey(master, project.wrapped_data_key));
+ * ```
+ */
+export function wrapDataKey(master: MasterKey, dataKey: DataKey): Uint8Array {
+  const masterKey = masterKeyObject(master);
+  const header = new Uint8Array(wrappedKeyHeaderLength);
+  header[0] = WRAPPED_KEY_VERSION;
+  header.set(Buffer.from(master.id, 'hex'), 1);
+  const bytes = dataKeyObject(dataKey).export();
+  try {
+    return seal(masterKey, header, bytes, wrappedKeyContext);
+  } finally {
+    bytes.fill(0);
+  }
+}
+
+/**
+ * The id of the master key that wrapped `wrappedKey` (16 hex digits), read from its header.
+ *
+ * @example
+ * ```ts
+ * if (wrappingKeyId(project.wrapped_data_key) !== master.id) rewrap(project);
+ * ```
+ */
+export function wrappingKeyId(wrappedKey: Uint8Array): string {
+  assertBytes(wrappedKey, 'wrappedKey');
+  checkVersion(wrappedKey, WRAPPED_KEY_VERSION, 'wrapped data key');
+  return Buffer.from(wrappedKey.subarray(1, wrappedKeyHeaderLength)).toString('hex');
+}
+
+/**
+ * The data key inside `wrappedKey` (from {@link createDataKey}), unwrapped by `master` or, during a
+ * rotation, by the previous master key that wrapped it ({@link MasterKey.previous}).
  *
  * @throws {EncryptionError} `wrong_key` when another master key wrapped it (the message names
  *   both key ids), `corrupt` when it is truncated or was modified, `unsupported_version` for an
@@ -113,13 +145,22 @@ export function unwrapDataKey(master: MasterKey, wrappedKey: Uint8Array): DataKe
     });
   }
   const wrappedBy = Buffer.from(wrappedKey.subarray(1, wrappedKeyHeaderLength)).toString('hex');
-  if (wrappedBy !== master.id) {
+  const wrapping =
+    wrappedBy === master.id ? master : master.previous.find((previous) => previous.id === wrappedBy);
+  if (wrapping === undefined) {
+    const loaded = [master, ...master.previous].map((key) => key.id).join(', ');
     throw new EncryptionError({
       code: 'wrong_key',
-      message: `The data key was wrapped by master key ${wrappedBy}, but the loaded master key is ${master.id}: start the server with the master key the data was written with (SVC_MASTER_KEY or <data directory>/master.key)`,
+      message: `The data key was wrapped by master key ${wrappedBy}, but the loaded master key${master.previous.length > 0 ? 's are' : ' is'} ${loaded}: start the server with the master key the data was written with (SVC_MASTER_KEY or <data directory>/master.key, or SVC_MASTER_KEY_PREVIOUS during a rotation)`,
     });
   }
-  const bytes = open(masterKey, wrappedKey, wrappedKeyHeaderLength, wrappedKeyContext, 'wrapped data key');
+  const bytes = open(
+    wrapping === master ? masterKey : masterKeyObject(wrapping),
+    wrappedKey,
+    wrappedKeyHeaderLength,
+    wrappedKeyContext,
+    'wrapped data key',
+  );
   return dataKeyFromBytes(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 }
 

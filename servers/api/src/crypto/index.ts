@@ -8,6 +8,15 @@ export {
   unwrapDataKey,
   WRAPPED_KEY_LENGTH,
   WRAPPED_KEY_VERSION,
+  wrapDataKey,
+  wrappingKeyId,
 } from './envelope.ts';
 export type { DataKey, MasterKey } from './keys.ts';
-export { type LoadMasterKeyOptions, loadMasterKey, MASTER_KEY_FILE_NAME } from './master-key.ts';
+export {
+  finishMasterKeyRotation,
+  type LoadMasterKeyOptions,
+  loadMasterKey,
+  MASTER_KEY_FILE_NAME,
+  PREVIOUS_MASTER_KEY_FILE_NAME,
+  rotateMasterKeyFile,
+} from './master-key.ts';

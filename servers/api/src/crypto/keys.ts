@@ -46,6 +46,7 @@ abstract class RedactedKey {
 
 let masterKeyMaterial: (key: MasterKey) => KeyObject;
 let constructMasterKey: (bytes: Uint8Array) => MasterKey;
+let attachPreviousKeys: (key: MasterKey, previous: readonly MasterKey[]) => void;
 let dataKeyMaterial: (key: DataKey) => KeyObject;
 let constructDataKey: (bytes: Uint8Array) => DataKey;
 
@@ -64,6 +65,7 @@ let constructDataKey: (bytes: Uint8Array) => DataKey;
 export class MasterKey extends RedactedKey {
   readonly #key: KeyObject;
   readonly #id: Uint8Array;
+  #previous: readonly MasterKey[] = [];
 
   private constructor(bytes: Uint8Array) {
     super();
@@ -79,6 +81,17 @@ export class MasterKey extends RedactedKey {
   static {
     masterKeyMaterial = (key) => key.#key;
     constructMasterKey = (bytes) => new MasterKey(bytes);
+    attachPreviousKeys = (key, previous) => {
+      key.#previous = previous.filter((each) => each.id !== key.id);
+    };
+  }
+
+  /**
+   * Master keys this one replaced, during a rotation: data keys they wrapped still unwrap, and
+   * new ones are wrapped by this key only (see `svc rotate-master-key`).
+   */
+  get previous(): readonly MasterKey[] {
+    return this.#previous;
   }
 
   /**
@@ -125,6 +138,20 @@ export class DataKey extends RedactedKey {
  */
 export function masterKeyFromBytes(bytes: Uint8Array): MasterKey {
   return fromBytes(bytes, constructMasterKey);
+}
+
+/**
+ * `master` with `previous` master keys attached: what it replaced during a rotation (a key equal
+ * to `master` is left out). Internal: `loadMasterKey` does this.
+ *
+ * @example
+ * ```ts
+ * const master = withPreviousMasterKeys(current, [old]);
+ * ```
+ */
+export function withPreviousMasterKeys(master: MasterKey, previous: readonly MasterKey[]): MasterKey {
+  attachPreviousKeys(master, previous);
+  return master;
 }
 
 /**

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EncryptionError } from './encryption-error.ts';
-import { createDataKey, openBlob, sealBlob, unwrapDataKey } from './envelope.ts';
+import { createDataKey, openBlob, sealBlob, unwrapDataKey, wrapDataKey, wrappingKeyId } from './envelope.ts';
 import type { MasterKey } from './keys.ts';
-import { loadMasterKey } from './master-key.ts';
+import { finishMasterKeyRotation, loadMasterKey, rotateMasterKeyFile } from './master-key.ts';
 
 let dataDirectory: string;
 
@@ -169,5 +169,80 @@ describe('loadMasterKey from the key file', () => {
       expect(text).not.toContain(encoded);
       expect(text).not.toContain(Buffer.from(encoded, 'base64').toString('hex'));
     }
+  });
+});
+
+describe('master keys being rotated out', () => {
+  const base64 = () => randomBytes(32).toString('base64');
+
+  it('unwraps what a previous key wrapped, wraps only with the current one, and reports every id when none fits', async () => {
+    const [oldText, otherText, currentText] = [base64(), base64(), base64()];
+    const old = await loadMasterKey({ masterKey: oldText, dataDirectory });
+    const { dataKey, wrappedKey } = createDataKey(old);
+    const sealed = sealBlob(dataKey, new Uint8Array([7]), 'proj_1/ses_1/1');
+
+    const current = await loadMasterKey({
+      masterKey: currentText,
+      previousMasterKeys: ` ${otherText} ,\n${oldText} `,
+      dataDirectory,
+    });
+    expect(current.previous.map((key) => key.id)).toEqual([
+      (await loadMasterKey({ masterKey: otherText, dataDirectory })).id,
+      old.id,
+    ]);
+    expect(openBlob(unwrapDataKey(current, wrappedKey), sealed, 'proj_1/ses_1/1')).toEqual(
+      new Uint8Array([7]),
+    );
+    const rewrapped = wrapDataKey(current, unwrapDataKey(current, wrappedKey));
+    expect(wrappingKeyId(rewrapped)).toBe(current.id);
+    const alone = await loadMasterKey({ masterKey: currentText, dataDirectory });
+    expect(openBlob(unwrapDataKey(alone, rewrapped), sealed, 'proj_1/ses_1/1')).toEqual(new Uint8Array([7]));
+
+    const error = await rejection(
+      (async () =>
+        unwrapDataKey(
+          await loadMasterKey({ masterKey: currentText, previousMasterKeys: otherText, dataDirectory }),
+          wrappedKey,
+        ))(),
+    );
+    expect(error.code).toBe('wrong_key');
+    expect(error.message).toContain(old.id);
+    expect(error.message).toContain(current.id);
+    expect(error.message).toContain(current.previous[0]?.id);
+  });
+
+  it('ignores a previous key equal to the current one, and refuses a malformed one by position', async () => {
+    const text = base64();
+    expect(
+      (await loadMasterKey({ masterKey: text, previousMasterKeys: text, dataDirectory })).previous,
+    ).toEqual([]);
+    const error = await rejection(
+      loadMasterKey({ masterKey: text, previousMasterKeys: `${base64()},short`, dataDirectory }),
+    );
+    expect(error.code).toBe('invalid_master_key');
+    expect(error.message).toMatch(/SVC_MASTER_KEY_PREVIOUS \(key 2\)/);
+  });
+
+  it('rotates the key file in steps that each leave both keys loadable', async () => {
+    const before = await loadMasterKey({ dataDirectory });
+    const { wrappedKey } = createDataKey(before);
+    const rotated = await rotateMasterKeyFile(dataDirectory);
+    expect(rotated.id).not.toBe(before.id);
+    expect(rotated.previous.map((key) => key.id)).toEqual([before.id]);
+    // Until it finishes, loading gives the new key with the old one as previous.
+    const reloaded = await loadMasterKey({ dataDirectory });
+    expect(reloaded.id).toBe(rotated.id);
+    expect(reloaded.previous.map((key) => key.id)).toEqual([before.id]);
+    expect(sameKey(reloaded, reloaded)).toBe(true);
+    expect(() => unwrapDataKey(reloaded, wrappedKey)).not.toThrow();
+    expect((await stat(path.join(dataDirectory, 'master.key.previous'))).mode & 0o777).toBe(0o600);
+    // A second rotation waits for the first to finish.
+    expect((await rejection(rotateMasterKeyFile(dataDirectory))).message).toMatch(/unfinished/);
+    expect(await finishMasterKeyRotation(dataDirectory)).toBe(true);
+    expect(await finishMasterKeyRotation(dataDirectory)).toBe(false);
+    expect((await loadMasterKey({ dataDirectory })).previous).toEqual([]);
+    expect((await rejection(rotateMasterKeyFile(path.join(dataDirectory, 'missing')))).message).toMatch(
+      /no master key file/,
+    );
   });
 });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, link, mkdir, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { EncryptionError } from './encryption-error.ts';
-import { KEY_LENGTH, type MasterKey, masterKeyFromBytes } from './keys.ts';
+import { KEY_LENGTH, type MasterKey, masterKeyFromBytes, withPreviousMasterKeys } from './keys.ts';
 
 /**
  * Name of the key file inside the data directory.
@@ -13,6 +13,17 @@ import { KEY_LENGTH, type MasterKey, masterKeyFromBytes } from './keys.ts';
  * ```
  */
 export const MASTER_KEY_FILE_NAME = 'master.key';
+
+/**
+ * Name of the file that keeps the replaced key during `svc rotate-master-key`, beside
+ * {@link MASTER_KEY_FILE_NAME}; removed once every data key is re-wrapped.
+ *
+ * @example
+ * ```ts
+ * const previousFile = path.join(dataDirectory, PREVIOUS_MASTER_KEY_FILE_NAME); // <data>/master.key.previous
+ * ```
+ */
+export const PREVIOUS_MASTER_KEY_FILE_NAME = 'master.key.previous';
 
 /** 32 bytes in base64: 43 characters and one `=` of padding, which may be left out. */
 const base64Key = /^[A-Za-z0-9+/]{43}=?$/;
@@ -32,6 +43,11 @@ export interface LoadMasterKeyOptions {
   masterKey?: string;
   /** Where the key file `master.key` lives (created on first use when `masterKey` is not set). */
   dataDirectory: string;
+  /**
+   * The value of `SVC_MASTER_KEY_PREVIOUS`: master keys being rotated out, base64, separated by
+   * commas or spaces. Data keys they wrapped still unwrap; nothing new is wrapped by them.
+   */
+  previousMasterKeys?: string;
 }
 
 /**
@@ -53,19 +69,91 @@ export interface LoadMasterKeyOptions {
  */
 export async function loadMasterKey(options: LoadMasterKeyOptions): Promise<MasterKey> {
   const { masterKey, dataDirectory } = options;
+  const previous = parsePreviousKeys(options.previousMasterKeys);
   if (masterKey !== undefined) {
     if (masterKey.trim() === '') {
       throw invalid(
         `SVC_MASTER_KEY is set but empty: set it to the base64 of 32 random bytes (${generateHint}), or unset it to use the key file in the data directory`,
       );
     }
-    return parseKey(masterKey, 'SVC_MASTER_KEY');
+    return withPreviousMasterKeys(parseKey(masterKey, 'SVC_MASTER_KEY'), previous);
   }
   if (typeof dataDirectory !== 'string' || dataDirectory === '') {
     throw new TypeError('loadMasterKey: `dataDirectory` must be a non-empty path');
   }
   const file = path.resolve(dataDirectory, MASTER_KEY_FILE_NAME);
-  return (await readKeyFile(file)) ?? (await createKeyFile(file));
+  // A rotation that did not finish left the replaced key beside the current one.
+  const replaced = await readKeyFile(path.resolve(dataDirectory, PREVIOUS_MASTER_KEY_FILE_NAME));
+  const current = (await readKeyFile(file)) ?? (await createKeyFile(file));
+  return withPreviousMasterKeys(current, replaced === null ? previous : [...previous, replaced]);
+}
+
+/** The keys of `SVC_MASTER_KEY_PREVIOUS`, each checked like `SVC_MASTER_KEY`. */
+function parsePreviousKeys(value: string | undefined): MasterKey[] {
+  if (value === undefined) return [];
+  const keys = value.split(/[\s,]+/).filter((part) => part !== '');
+  return keys.map((key, index) =>
+    parseKey(
+      key,
+      keys.length === 1 ? 'SVC_MASTER_KEY_PREVIOUS' : `SVC_MASTER_KEY_PREVIOUS (key ${index + 1})`,
+    ),
+  );
+}
+
+/**
+ * The file steps of a master key rotation on the key file: the current `master.key` is kept as
+ * `master.key.previous` and a new random `master.key` is created, each step fsynced. Returns the
+ * new key with the old one attached as {@link MasterKey.previous}, to re-wrap the data keys with;
+ * {@link finishMasterKeyRotation} removes the old key once that is done. A crash at any point
+ * leaves both keys loadable by {@link loadMasterKey}.
+ *
+ * @throws {EncryptionError} `invalid_master_key` when there is no key file, or a rotation is
+ *   unfinished (`master.key.previous` exists).
+ * @example
+ * ```ts
+ * const master = await rotateMasterKeyFile('./data');
+ * await rewrapDataKeys(database, master);
+ * await finishMasterKeyRotation('./data');
+ * ```
+ */
+export async function rotateMasterKeyFile(dataDirectory: string): Promise<MasterKey> {
+  const directory = path.resolve(dataDirectory);
+  const file = path.join(directory, MASTER_KEY_FILE_NAME);
+  const previousFile = path.join(directory, PREVIOUS_MASTER_KEY_FILE_NAME);
+  const replaced = await readKeyFile(file);
+  if (replaced === null) throw invalid(`There is no master key file ${file} to rotate`);
+  if ((await readKeyFile(previousFile)) !== null) {
+    throw invalid(
+      `A master key rotation is unfinished (${previousFile} exists): run \`svc rewrap-data-keys\` to finish it first`,
+    );
+  }
+  // link() keeps the complete old file under its new name, and fails if that name exists.
+  await link(file, previousFile);
+  await syncDirectory(directory);
+  await unlink(file);
+  const current = await createKeyFile(file);
+  return withPreviousMasterKeys(current, [replaced]);
+}
+
+/**
+ * Removes `master.key.previous` once no data key needs it (after `svc rewrap-data-keys`).
+ * `false` when there was none.
+ *
+ * @example
+ * ```ts
+ * await finishMasterKeyRotation('./data');
+ * ```
+ */
+export async function finishMasterKeyRotation(dataDirectory: string): Promise<boolean> {
+  const directory = path.resolve(dataDirectory);
+  try {
+    await unlink(path.join(directory, PREVIOUS_MASTER_KEY_FILE_NAME));
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return false;
+    throw error;
+  }
+  await syncDirectory(directory);
+  return true;
 }
 
 /** The key in `file`, or `null` when there is no such file. */

@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { createDataKey, type MasterKey } from '../crypto/index.ts';
+import { createDataKey, type MasterKey, unwrapDataKey, wrapDataKey, wrappingKeyId } from '../crypto/index.ts';
 import type { Database } from '../database/schema.ts';
 import type { Project } from '../database/tables/projects.table.ts';
 import { createId } from '../ids.ts';
@@ -90,4 +90,52 @@ export async function updateProjectSettings(
     .where('id', '=', projectId)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** What {@link rewrapDataKeys} did. */
+export interface RewrapResult {
+  /** Projects whose data key is now wrapped by the current master key and was not before. */
+  rewrapped: number;
+  /** Projects whose data key the current master key wrapped already. */
+  current: number;
+}
+
+/**
+ * Re-wraps every project's data key under `master` (a master key rotation): each key that another
+ * master key wrapped is unwrapped with it ({@link MasterKey.previous}) and wrapped again. The data
+ * keys themselves, and so every stored blob, stay as they are. A project is updated only if its
+ * wrapped key is still the one read, so running it from several places at once is safe, and so
+ * is running it again. Every project, whatever its organization: an operator's tool.
+ *
+ * @throws {EncryptionError} `wrong_key` for a data key none of the loaded master keys wrapped
+ *   (nothing after it is changed; the ones before stay re-wrapped, which is harmless).
+ * @example
+ * ```ts
+ * const { rewrapped } = await rewrapDataKeys(database, master);
+ * ```
+ */
+export async function rewrapDataKeys(database: Kysely<Database>, master: MasterKey): Promise<RewrapResult> {
+  const result: RewrapResult = { rewrapped: 0, current: 0 };
+  const projects = await database
+    .selectFrom('projects')
+    .select(['id', 'wrapped_data_key'])
+    .orderBy('id')
+    .execute();
+  for (const project of projects) {
+    if (wrappingKeyId(project.wrapped_data_key) === master.id) {
+      result.current += 1;
+      continue;
+    }
+    const rewrapped = wrapDataKey(master, unwrapDataKey(master, project.wrapped_data_key));
+    const updated = await database
+      .updateTable('projects')
+      .set({ wrapped_data_key: rewrapped })
+      .where('id', '=', project.id)
+      .where('wrapped_data_key', '=', project.wrapped_data_key)
+      .executeTakeFirst();
+    // Zero rows: another run re-wrapped it meanwhile.
+    if (updated.numUpdatedRows === 1n) result.rewrapped += 1;
+    else result.current += 1;
+  }
+  return result;
 }
