@@ -1,42 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deflate, newSessionId, rewriteChunk, validChunkFixture } from '../test/ingest-helpers.ts';
-import { type CliIo, runCli } from './cli.ts';
+import { captureIo, createScratchDirectories } from '../test/process-helpers.ts';
+import { runCli } from './cli.ts';
 import { type RunningServer, startServer } from './server.ts';
 
 // Master key rotation end to end: the real server on the embedded store, the operator CLI, and
 // chunks stored before a rotation read back after it.
 
-const directories: string[] = [];
 const servers: RunningServer[] = [];
+const scratch = createScratchDirectories('svc-rotation-');
 
 afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
-  for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });
+  await scratch.removeAll();
 });
-
-async function dataDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'svc-rotation-'));
-  directories.push(directory);
-  return directory;
-}
-
-function capture(): CliIo & { out: string; err: string } {
-  const io = {
-    out: '',
-    err: '',
-    stdout(text: string) {
-      io.out += text;
-    },
-    stderr(text: string) {
-      io.err += text;
-    },
-  };
-  return io;
-}
 
 async function start(environment: Record<string, string>): Promise<RunningServer> {
   const server = await startServer(
@@ -78,14 +58,14 @@ const newKey = () => randomBytes(32).toString('base64');
 
 describe('master key rotation', () => {
   it('rotates the key file: stored chunks read back byte-identical under the new key', async () => {
-    const directory = await dataDirectory();
+    const directory = await scratch.make();
     const keyFile = join(directory, 'master.key');
     const first = await start({ SVC_DATA_DIR: directory });
     const chunk = await ingestOne(first);
     await stop(first);
     const before = await readFile(keyFile, 'utf8');
 
-    const io = capture();
+    const io = captureIo();
     expect(await runCli(['rotate-master-key', '--json'], { SVC_DATA_DIR: directory }, io), io.err).toBe(0);
     const rotated = JSON.parse(io.out);
     expect(rotated).toEqual({
@@ -110,13 +90,13 @@ describe('master key rotation', () => {
     expect((await readChunk(old, chunk)).status).toBe(500);
     await stop(old);
     // Nothing is left to re-wrap.
-    const check = capture();
+    const check = captureIo();
     expect(await runCli(['rewrap-data-keys', '--json'], { SVC_DATA_DIR: directory }, check)).toBe(0);
     expect(JSON.parse(check.out)).toMatchObject({ rewrapped: 0, current: 1, removedPreviousKeyFile: false });
   });
 
   it('recovers from a rotation cut off between the key files and the re-wrap', async () => {
-    const directory = await dataDirectory();
+    const directory = await scratch.make();
     const keyFile = join(directory, 'master.key');
     const first = await start({ SVC_DATA_DIR: directory });
     const chunk = await ingestOne(first);
@@ -130,11 +110,11 @@ describe('master key rotation', () => {
     expect(read.bytes.equals(chunk.json)).toBe(true);
     await stop(during);
 
-    const refused = capture();
+    const refused = captureIo();
     expect(await runCli(['rotate-master-key'], { SVC_DATA_DIR: directory }, refused)).toBe(1);
     expect(refused.err).toMatch(/rotation is unfinished.*svc rewrap-data-keys/);
 
-    const io = capture();
+    const io = captureIo();
     expect(await runCli(['rewrap-data-keys', '--json'], { SVC_DATA_DIR: directory }, io), io.err).toBe(0);
     expect(JSON.parse(io.out)).toMatchObject({ rewrapped: 1, current: 0, removedPreviousKeyFile: true });
     await expect(stat(join(directory, 'master.key.previous'))).rejects.toThrow(/ENOENT/);
@@ -144,13 +124,13 @@ describe('master key rotation', () => {
   });
 
   it('rotates SVC_MASTER_KEY with SVC_MASTER_KEY_PREVIOUS and rewrap-data-keys', async () => {
-    const directory = await dataDirectory();
+    const directory = await scratch.make();
     const [oldKey, otherKey, nextKey] = [newKey(), newKey(), newKey()];
     const first = await start({ SVC_DATA_DIR: directory, SVC_MASTER_KEY: oldKey });
     const chunk = await ingestOne(first);
     await stop(first);
 
-    const instructions = capture();
+    const instructions = captureIo();
     expect(
       await runCli(['rotate-master-key'], { SVC_DATA_DIR: directory, SVC_MASTER_KEY: oldKey }, instructions),
     ).toBe(1);
@@ -169,7 +149,7 @@ describe('master key rotation', () => {
     expect((await readChunk(during, chunk)).bytes.equals(chunk.json)).toBe(true);
     await stop(during);
 
-    const io = capture();
+    const io = captureIo();
     expect(await runCli(['rewrap-data-keys'], rotating, io), io.err).toBe(0);
     expect(io.out).toMatch(/Re-wrapped the data keys of 1 project\(s\)/);
     expect(io.out).toMatch(/SVC_MASTER_KEY_PREVIOUS can be removed/);
@@ -179,7 +159,7 @@ describe('master key rotation', () => {
   });
 
   it('refuses a malformed SVC_MASTER_KEY_PREVIOUS at start-up, naming it and not echoing it', async () => {
-    const directory = await dataDirectory();
+    const directory = await scratch.make();
     const secretish = 'c2VjcmV0LWJ1dC10b28tc2hvcnQ=';
     await expect(
       start({ SVC_DATA_DIR: directory, SVC_MASTER_KEY_PREVIOUS: `${newKey()},${secretish}` }),

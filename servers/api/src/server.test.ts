@@ -1,32 +1,12 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type CliIo, runCli } from './cli.ts';
+import { captureIo, createScratchDirectories } from '../test/process-helpers.ts';
+import { runCli } from './cli.ts';
 import { type RunningServer, startServer } from './server.ts';
 
-const directories: string[] = [];
 const servers: RunningServer[] = [];
-
-async function dataDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'svc-server-'));
-  directories.push(directory);
-  return directory;
-}
-
-function capture(): CliIo & { out: string; err: string } {
-  const io = {
-    out: '',
-    err: '',
-    stdout(text: string) {
-      io.out += text;
-    },
-    stderr(text: string) {
-      io.err += text;
-    },
-  };
-  return io;
-}
+const scratch = createScratchDirectories('svc-server-');
 
 async function start(directory: string): Promise<{ server: RunningServer; output: string }> {
   let output = '';
@@ -40,12 +20,12 @@ async function start(directory: string): Promise<{ server: RunningServer; output
 
 afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
-  for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });
+  await scratch.removeAll();
 });
 
 describe('the server process on the embedded store', () => {
   it('creates the first project on first start, prints it with a working curl example, and reuses it later', async () => {
-    const directory = await dataDirectory();
+    const directory = await scratch.make();
     const { server, output } = await start(directory);
     const credentials = server.credentials;
     if (credentials === null) throw new Error('expected first-start credentials');
@@ -72,21 +52,21 @@ describe('the server process on the embedded store', () => {
   });
 
   it('holds the data directory: the CLI refuses to open it while the server runs, and may once it stopped', async () => {
-    const directory = await dataDirectory();
+    const directory = await scratch.make();
     const { server } = await start(directory);
-    const io = capture();
+    const io = captureIo();
     expect(await runCli(['create-project', '--name', 'Second'], { SVC_DATA_DIR: directory }, io)).toBe(1);
     expect(io.err).toMatch(/in use by process \d+ .*stop the server first/s);
 
     await server.close();
-    const after = capture();
+    const after = captureIo();
     expect(
       await runCli(['create-project', '--name', 'Second', '--json'], { SVC_DATA_DIR: directory }, after),
     ).toBe(0);
   });
 
   it('close() stops listening, then releases the data directory', async () => {
-    const directory = await dataDirectory();
+    const directory = await scratch.make();
     const { server } = await start(directory);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     await server.close();
@@ -103,8 +83,8 @@ describe('the server process on the embedded store', () => {
 
 describe('svc CLI', () => {
   it('create-project --json prints exactly orgId, projectId, projectKey and apiToken, and they work', async () => {
-    const directory = await dataDirectory();
-    const io = capture();
+    const directory = await scratch.make();
+    const io = captureIo();
     expect(
       await runCli(['create-project', '--name', 'Web app', '--json'], { SVC_DATA_DIR: directory }, io),
     ).toBe(0);
@@ -113,7 +93,7 @@ describe('svc CLI', () => {
     expect(printed.orgId).toMatch(/^org_/);
     expect(printed.projectId).toMatch(/^proj_/);
 
-    const second = capture();
+    const second = captureIo();
     expect(
       await runCli(['create-project', '--name', 'Mobile', '--json'], { SVC_DATA_DIR: directory }, second),
     ).toBe(0);
@@ -129,18 +109,18 @@ describe('svc CLI', () => {
   });
 
   it('create-token and rotate-key: the old key keeps working through its grace period', async () => {
-    const directory = await dataDirectory();
-    const created = capture();
+    const directory = await scratch.make();
+    const created = captureIo();
     await runCli(['create-project', '--name', 'Web app', '--json'], { SVC_DATA_DIR: directory }, created);
     const { projectId, projectKey } = JSON.parse(created.out);
 
-    const token = capture();
+    const token = captureIo();
     expect(
       await runCli(['create-token', '--project', projectId, '--json'], { SVC_DATA_DIR: directory }, token),
     ).toBe(0);
     expect(JSON.parse(token.out)).toMatchObject({ projectId, tokenId: expect.stringMatching(/^tok_/) });
 
-    const rotated = capture();
+    const rotated = captureIo();
     expect(
       await runCli(['rotate-key', '--project', projectId, '--json'], { SVC_DATA_DIR: directory }, rotated),
     ).toBe(0);
@@ -155,25 +135,25 @@ describe('svc CLI', () => {
   });
 
   it('answers a missing project, a missing option and an unknown command clearly', async () => {
-    const directory = await dataDirectory();
-    const migrate = capture();
+    const directory = await scratch.make();
+    const migrate = captureIo();
     expect(await runCli(['migrate'], { SVC_DATA_DIR: directory }, migrate)).toBe(0);
     expect(migrate.out).toMatch(/^Applied 2026-11-22-initial/);
-    const again = capture();
+    const again = captureIo();
     expect(await runCli(['migrate'], { SVC_DATA_DIR: directory }, again)).toBe(0);
     expect(again.out).toBe('The database schema is up to date.\n');
-    const missingProject = capture();
+    const missingProject = captureIo();
     expect(
       await runCli(['rotate-key', '--project', 'proj_nope'], { SVC_DATA_DIR: directory }, missingProject),
     ).toBe(1);
     expect(missingProject.err).toBe('No project proj_nope\n');
-    const missingOption = capture();
+    const missingOption = captureIo();
     expect(await runCli(['create-project'], { SVC_DATA_DIR: directory }, missingOption)).toBe(2);
     expect(missingOption.err).toMatch(/^--name is required\n\nUsage: svc/);
-    const unknown = capture();
+    const unknown = captureIo();
     expect(await runCli(['launch'], { SVC_DATA_DIR: directory }, unknown)).toBe(2);
     expect(unknown.err).toMatch(/^Unknown command "launch"/);
-    const badFlag = capture();
+    const badFlag = captureIo();
     expect(await runCli(['migrate', '--force'], { SVC_DATA_DIR: directory }, badFlag)).toBe(2);
   });
 });
