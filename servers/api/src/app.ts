@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
+  LogController,
 } from 'fastify';
 import {
   hasZodFastifySchemaValidationErrors,
@@ -65,20 +66,36 @@ export default async function app(fastify: FastifyInstance, services: Services) 
   await fastify.register(readingRoutes); // /v1/sessions, /v1/visits, /share
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
+}
 
-  // One log line per request, once it is answered (Fastify's default is two), without secrets in
-  // the URL: a share link's token is a bearer credential.
-  fastify.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: redactUrl(request.url),
-        statusCode: reply.statusCode,
-        responseTime: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request completed',
-    );
-  });
+/**
+ * Fastify's request log lines, as this server writes them: one line per request once it is
+ * answered (Fastify's default is two), and no secrets from the URL (a share link's token is a
+ * bearer credential, see {@link redactUrl}).
+ */
+class RequestLogController extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const line = {
+      method: request.method,
+      url: redactUrl(request.url),
+      statusCode: reply.statusCode,
+      responseTime: Math.round(reply.elapsedTime * 100) / 100,
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
+
+  override defaultErrorLog(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+    const line = { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode };
+    if (reply.statusCode >= 500) reply.log.error({ ...line, err: error }, error.message);
+    else reply.log.info({ ...line, err: error }, error.message);
+  }
 }
 
 /**
@@ -138,8 +155,7 @@ export async function buildApp(
 ): Promise<FastifyInstance> {
   const fastify = Fastify({
     logger: { level: services.configuration.logLevel },
-    // The app logs one line per request itself (see `app`).
-    disableRequestLogging: true,
+    logController: new RequestLogController(),
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,
