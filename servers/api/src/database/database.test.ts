@@ -3,9 +3,10 @@ import { CompiledQuery, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
-import { createDatabase, PGLITE_SETTINGS } from './database.ts';
+import { createDatabase } from './database.ts';
 import { isUniqueViolation } from './errors.ts';
 import { MIGRATIONS, migrateToLatest } from './migrate.ts';
+import { PGLITE_SETTINGS } from './pglite-instance.ts';
 import { preparedStatement } from './prepared-statement.ts';
 
 describe.each(ENGINES)('database on %s', (engine) => {

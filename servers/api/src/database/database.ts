@@ -4,6 +4,7 @@ import type { DatabaseConfiguration } from '../config.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { createPGliteDurability, type WalPosition } from './pglite-durability.ts';
 import { initializePGliteDirectory } from './pglite-initdb.ts';
+import { INT8, parseInt8 } from './pglite-instance.ts';
 import { startPGliteThread } from './pglite-thread.ts';
 import { preparedStatement, preparedStatementName } from './prepared-statement.ts';
 import type { Database } from './schema.ts';
@@ -22,10 +23,6 @@ export interface DatabaseHandle {
   flush(): Promise<void>;
   close(): Promise<void>;
 }
-
-import { INT8, parseInt8 } from './pglite-instance.ts';
-
-export { newPGlite, PGLITE_SETTINGS } from './pglite-instance.ts';
 
 /**
  * Opens the configured store. PGlite keeps its files in `configuration.directory` (created when

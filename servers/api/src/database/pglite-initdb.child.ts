@@ -1,4 +1,4 @@
-import { newPGlite } from './database.ts';
+import { newPGlite } from './pglite-instance.ts';
 
 // Creates a PGlite data directory, then exits (see pglite-initdb.ts).
 // Run: node pglite-initdb.child.ts <directory>

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newPGlite } from './database.ts';
 import { initializePGliteDirectory } from './pglite-initdb.ts';
+import { newPGlite } from './pglite-instance.ts';
 
 let scratch: string;
 
