@@ -3,7 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createProjectWithToken } from './bootstrap.ts';
 import { type Configuration, ConfigurationError, loadConfiguration } from './config.ts';
-import { EncryptionError, finishMasterKeyRotation, rotateMasterKeyFile } from './crypto/index.ts';
+import {
+  EncryptionError,
+  finishMasterKeyRotation,
+  MASTER_KEY_FILE_NAME,
+  rotateMasterKeyFile,
+} from './crypto/index.ts';
 import { DataDirectoryLockedError } from './data-directory-lock.ts';
 import { migrateToLatest } from './database/migrate.ts';
 import { type OpenedServices, openServices } from './open-services.ts';
@@ -188,7 +193,7 @@ export async function runCli(
         io.stdout(
           values.json
             ? `${JSON.stringify(rotated)}\n`
-            : `Rotated the master key ${rotated.previousKeyId} -> ${rotated.masterKeyId}; re-wrapped the data keys of ${rotated.rewrapped} project(s).\nBack up the new ${join(configuration.dataDirectory, 'master.key')}: the old key no longer opens anything.\n`,
+            : `Rotated the master key ${rotated.previousKeyId} -> ${rotated.masterKeyId}; re-wrapped the data keys of ${rotated.rewrapped} project(s).\nBack up the new ${join(configuration.dataDirectory, MASTER_KEY_FILE_NAME)}: the old key no longer opens anything.\n`,
         );
         return 0;
       }

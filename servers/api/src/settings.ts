@@ -115,9 +115,25 @@ export function applySettingsPatch(settings: ProjectSettings, patch: ProjectSett
 /**
  * Reads stored settings, filling what an older version of the server did not store yet. A row
  * that no longer validates falls back to the defaults group by group, never failing a request.
+ * The result is read-only: it is shared by every reader of the same stored object.
  */
 export function readSettings(stored: unknown): ProjectSettings {
-  const value = typeof stored === 'object' && stored !== null ? (stored as Record<string, unknown>) : {};
+  // Ingest reads the settings of a cached project row on every chunk: parse each stored object
+  // once. The result is shared, so callers treat it as read-only.
+  if (typeof stored === 'object' && stored !== null) {
+    let settings = parsed.get(stored);
+    if (settings === undefined) {
+      settings = parseSettings(stored as Record<string, unknown>);
+      parsed.set(stored, settings);
+    }
+    return settings;
+  }
+  return parseSettings({});
+}
+
+const parsed = new WeakMap<object, ProjectSettings>();
+
+function parseSettings(value: Record<string, unknown>): ProjectSettings {
   const group = <Key extends keyof ProjectSettings>(key: Key, schema: z.ZodType<ProjectSettings[Key]>) => {
     const merged =
       typeof DEFAULT_PROJECT_SETTINGS[key] === 'object' && !Array.isArray(DEFAULT_PROJECT_SETTINGS[key])
