@@ -18,6 +18,7 @@ import { ApiError } from './errors.ts';
 import { authenticationPlugin } from './plugins/authentication.ts';
 import { projectKeysPlugin } from './plugins/project-keys.ts';
 import { type Services, servicesPlugin } from './plugins/services.ts';
+import callRoutes from './routes/calls/index.ts';
 import configRoutes from './routes/config/index.ts';
 import healthRoutes from './routes/health/index.ts';
 import ingestRoutes from './routes/ingest/index.ts';
@@ -64,6 +65,7 @@ export default async function app(fastify: FastifyInstance, services: Services) 
   await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });
   await fastify.register(readingRoutes); // /v1/sessions, /v1/visits, /share
+  await fastify.register(callRoutes, { prefix: '/v1/calls' });
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
 }

@@ -25,6 +25,7 @@ describe('loadConfiguration', () => {
       database: { engine: 'pglite', directory: resolve('data', 'pglite') },
       blobStore: { kind: 'file', directory: resolve('data', 'blobs') },
       logLevel: 'info',
+      callWorker: true,
     });
   });
 
@@ -57,6 +58,12 @@ describe('loadConfiguration', () => {
     expect(configuration.masterKey).toBe(masterKey);
     expect(configuration.publicUrl).toBe('https://replay.example.com');
     expect(configuration.port).toBe(0);
+  });
+
+  it('turns the background call worker off with SVC_CALL_WORKER=false, and refuses other words', () => {
+    expect(loadConfiguration({ SVC_CALL_WORKER: 'false' }).callWorker).toBe(false);
+    expect(loadConfiguration({ SVC_CALL_WORKER: '1' }).callWorker).toBe(true);
+    expect(() => loadConfiguration({ SVC_CALL_WORKER: 'off' })).toThrow(/SVC_CALL_WORKER/);
   });
 
   it('treats empty variables as unset', () => {

@@ -36,6 +36,11 @@ export interface Configuration {
   database: DatabaseConfiguration;
   blobStore: BlobStoreConfiguration;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * `SVC_CALL_WORKER`: this process runs call processing jobs in the background (default true).
+   * Turn it off on API-only processes when separate processes run the workers.
+   */
+  callWorker: boolean;
 }
 
 /** Thrown by {@link loadConfiguration}: one line per bad setting, each naming the variable. */
@@ -105,6 +110,7 @@ const environmentSchema = z.object({
       )
       .optional(),
   ),
+  SVC_CALL_WORKER: optionalText.pipe(booleanText.optional()),
   SVC_LOG_LEVEL: optionalText
     .default('info')
     .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
@@ -211,6 +217,7 @@ export function loadConfiguration(environment: Record<string, string | undefined
             ...(settings.S3_PREFIX === undefined ? {} : { prefix: settings.S3_PREFIX }),
           },
     logLevel: settings.SVC_LOG_LEVEL,
+    callWorker: settings.SVC_CALL_WORKER ?? true,
   };
   if (settings.SVC_MASTER_KEY !== undefined) configuration.masterKey = settings.SVC_MASTER_KEY;
   if (settings.SVC_MASTER_KEY_PREVIOUS !== undefined)

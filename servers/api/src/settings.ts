@@ -50,6 +50,17 @@ const ingestSettingsSchema = z.strictObject({
   maxChunksPerSecond: z.int().min(1).max(1_000_000).nullable(),
 });
 
+const callSettingsSchema = z.strictObject({
+  /**
+   * A call with no `pc_closed` is closed once its session has sent nothing about it for this long
+   * (seconds; SDKs emit a sample at least every 30 s while a call is tracked).
+   */
+  inactivityTimeoutSec: z
+    .int()
+    .min(30)
+    .max(24 * 3600),
+});
+
 /**
  * A project's settings: what the SDK receives from `GET /v1/config` (collector switch and
  * options, recording mode and triggers, privacy strictness, detector thresholds) and which
@@ -65,6 +76,8 @@ export const projectSettingsSchema = z.strictObject({
   allowedOrigins: z.array(originSchema).max(100),
   /** Server-side ingest limits (not sent to SDKs). */
   ingest: ingestSettingsSchema,
+  /** Server-side call processing (not sent to SDKs). */
+  calls: callSettingsSchema,
 });
 
 export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
@@ -83,6 +96,7 @@ export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = {
   detectorThresholds: {},
   allowedOrigins: [],
   ingest: { maxChunksPerSecond: null },
+  calls: { inactivityTimeoutSec: 120 },
 };
 
 /**
@@ -96,6 +110,7 @@ export const projectSettingsPatchSchema = z.strictObject({
   detectorThresholds: thresholdOverridesSchema.optional(),
   allowedOrigins: z.array(originSchema).max(100).optional(),
   ingest: ingestSettingsSchema.partial().optional(),
+  calls: callSettingsSchema.partial().optional(),
 });
 
 export type ProjectSettingsPatch = z.infer<typeof projectSettingsPatchSchema>;
@@ -109,6 +124,7 @@ export function applySettingsPatch(settings: ProjectSettings, patch: ProjectSett
     detectorThresholds: patch.detectorThresholds ?? settings.detectorThresholds,
     allowedOrigins: patch.allowedOrigins ?? settings.allowedOrigins,
     ingest: { ...settings.ingest, ...patch.ingest },
+    calls: { ...settings.calls, ...patch.calls },
   });
 }
 
@@ -149,5 +165,6 @@ function parseSettings(value: Record<string, unknown>): ProjectSettings {
     detectorThresholds: group('detectorThresholds', thresholdOverridesSchema),
     allowedOrigins: group('allowedOrigins', z.array(originSchema).max(100)),
     ingest: group('ingest', ingestSettingsSchema),
+    calls: group('calls', callSettingsSchema),
   };
 }

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from '../src/app.ts';
 import { createFileBlobStore } from '../src/blob-store/index.ts';
+import type { CallProcessingDependencies } from '../src/calls/call-processing.ts';
+import { type CallWorker, createCallWorker } from '../src/calls/call-worker.ts';
 import { type Configuration, loadConfiguration } from '../src/config.ts';
 import { loadMasterKey } from '../src/crypto/index.ts';
 import type { Project } from '../src/database/tables/projects.table.ts';
@@ -30,6 +32,10 @@ export interface TestApp {
   createProject(name?: string): Promise<TestProject>;
   /** The project created with the app. */
   first: TestProject;
+  /** A call worker on the app's services: `runUntilIdle()` processes what ingest queued. */
+  callWorker: CallWorker;
+  /** What call processing runs on (the app's database, blob store and keys). */
+  callDependencies: CallProcessingDependencies;
   close(): Promise<void>;
 }
 
@@ -40,12 +46,17 @@ export interface TestApp {
 export async function createTestApp(
   engine: Engine,
   fastifyOptions: FastifyServerOptions = { logger: false },
+  environment: Record<string, string> = {},
 ): Promise<TestApp> {
   const dataDirectory = await mkdtemp(join(tmpdir(), 'svc-app-'));
   const configuration = loadConfiguration({
     SVC_DATA_DIR: dataDirectory,
     PORT: '0',
     SVC_LOG_LEVEL: 'silent',
+    // Tests run call processing when they choose (`app.callWorker.runUntilIdle()`), unless they
+    // turn the background worker on.
+    SVC_CALL_WORKER: 'false',
+    ...environment,
   });
   const database = await openTestDatabase(engine);
   const blobStore = createFileBlobStore({ directory: join(dataDirectory, 'blobs') });
@@ -69,8 +80,12 @@ export async function createTestApp(
   }
 
   const first = await createTestProject();
+  const callDependencies = { database: database.database, blobStore, masterKey, log: app.log };
+  const callWorker = createCallWorker(callDependencies);
   return {
     app,
+    callWorker,
+    callDependencies,
     database,
     configuration,
     dataDirectory,

@@ -44,6 +44,11 @@ describe.each(ENGINES)('database on %s', (engine) => {
     expect(tables.map((table) => table.name).sort()).toEqual(
       [
         'api_tokens',
+        'call_findings',
+        'call_items',
+        'call_jobs',
+        'call_tracks',
+        'calls',
         'chunks',
         'organizations',
         'projects',
@@ -281,9 +286,9 @@ describe('database on postgres: several server processes', () => {
   it('migrates an empty database from several connections at once, exactly once', async () => {
     const fresh = await openTestDatabase('postgres');
     try {
-      await sql`drop table if exists share_links, session_signals, chunks, sessions, api_tokens, projects, organizations, kysely_migration, kysely_migration_lock cascade`.execute(
-        fresh.database,
-      );
+      // Back to an empty database: every table of every migration, whatever migrations exist.
+      await sql`drop schema public cascade`.execute(fresh.database);
+      await sql`create schema public`.execute(fresh.database);
       const handles = await Promise.all(
         Array.from({ length: 4 }, () =>
           createDatabase({ engine: 'postgres', url: fresh.location, poolSize: 2 }),

@@ -1,4 +1,11 @@
 import type { ApiTokensTable } from './tables/api-tokens.table.ts';
+import type {
+  CallFindingsTable,
+  CallItemsTable,
+  CallJobsTable,
+  CallsTable,
+  CallTracksTable,
+} from './tables/calls.table.ts';
 import type { ChunksTable } from './tables/chunks.table.ts';
 import type { OrganizationsTable } from './tables/organizations.table.ts';
 import type { ProjectsTable } from './tables/projects.table.ts';
@@ -15,4 +22,9 @@ export interface Database {
   chunks: ChunksTable;
   session_signals: SessionSignalsTable;
   share_links: ShareLinksTable;
+  call_jobs: CallJobsTable;
+  call_items: CallItemsTable;
+  calls: CallsTable;
+  call_tracks: CallTracksTable;
+  call_findings: CallFindingsTable;
 }

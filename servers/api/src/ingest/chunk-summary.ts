@@ -27,6 +27,8 @@ export interface ChunkSignal {
 export interface ChunkSummary {
   /** Events of known types. */
   eventCount: number;
+  /** `call.sample` and `call.event` items: processing reads the chunk again when there are any. */
+  callItemCount: number;
   /** Earliest and latest event time (`undefined` without events). */
   firstEventAt?: number;
   lastEventAt?: number;
@@ -112,7 +114,9 @@ export function summarizeChunk(chunk: Chunk, skipped: readonly SkippedEvent[]): 
   let firstEventAt: number | undefined;
   let lastEventAt: number | undefined;
   let identified: User | undefined;
+  let callItemCount = 0;
   for (const event of chunk.events) {
+    if (event.type === 'call.sample' || event.type === 'call.event') callItemCount += 1;
     while (skippedIndexes.has(originalIndex)) originalIndex += 1;
     if (firstEventAt === undefined || event.t < firstEventAt) firstEventAt = event.t;
     if (lastEventAt === undefined || event.t > lastEventAt) lastEventAt = event.t;
@@ -134,6 +138,7 @@ export function summarizeChunk(chunk: Chunk, skipped: readonly SkippedEvent[]): 
         : undefined;
   return {
     eventCount: chunk.events.length,
+    callItemCount,
     ...(firstEventAt === undefined ? {} : { firstEventAt }),
     ...(lastEventAt === undefined ? {} : { lastEventAt }),
     sessionStart,

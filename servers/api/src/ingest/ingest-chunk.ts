@@ -22,7 +22,12 @@ export interface IngestDependencies {
  * already stored: nothing changed) or `conflict` (this seq was already stored with other bytes:
  * nothing changed).
  */
-export type IngestOutcome = { status: 'stored' | 'duplicate' | 'conflict'; seq: number };
+export type IngestOutcome = {
+  status: 'stored' | 'duplicate' | 'conflict';
+  seq: number;
+  /** `call.*` items in the chunk: a call processing job was queued with it when it was stored. */
+  callItemCount: number;
+};
 
 function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
   return a.byteLength === b.byteLength && timingSafeEqual(a, b);
@@ -66,10 +71,11 @@ export async function ingestChunk(
   // The key is this attempt's own and is indexed only once the put resolved: write it in place.
   await blobStore.put(blobKey, sealed, { writeOnce: true });
 
+  const summary = summarizeChunk(chunk, decoded.skipped);
   const outcome = await chunkIndex.index({
     projectId: project.id,
     chunk,
-    summary: summarizeChunk(chunk, decoded.skipped),
+    summary,
     blobKey,
     contentSha256,
     encoding: decoded.encoding,
@@ -86,6 +92,7 @@ export async function ingestChunk(
     return {
       status: sameDigest(outcome.indexed.contentSha256, contentSha256) ? 'duplicate' : 'conflict',
       seq: chunk.seq,
+      callItemCount: summary.callItemCount,
     };
   }
 
@@ -95,5 +102,5 @@ export async function ingestChunk(
       `skipped ${decoded.skipped.length} event(s) of unknown types`,
     );
   }
-  return { status: 'stored', seq: chunk.seq };
+  return { status: 'stored', seq: chunk.seq, callItemCount: summary.callItemCount };
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
 import type { BlobStore } from '../blob-store/index.ts';
+import { type CallWorker, createCallWorker } from '../calls/call-worker.ts';
 import type { Configuration } from '../config.ts';
 import type { MasterKey } from '../crypto/index.ts';
 import type { DatabaseHandle } from '../database/database.ts';
@@ -35,6 +36,8 @@ declare module 'fastify' {
     masterKey: MasterKey;
     /** Group commit of ingested chunks' index rows. */
     chunkIndex: ChunkIndexWriter;
+    /** Call processing jobs (started in the background unless `configuration.callWorker` is off). */
+    callWorker: CallWorker;
   }
 }
 
@@ -64,6 +67,14 @@ export const servicesPlugin = fastifyPlugin(
       flush: services.database.flush,
     });
     fastify.decorate('chunkIndex', chunkIndex);
+    const callWorker = createCallWorker({
+      database: services.database.database,
+      blobStore: services.blobStore,
+      masterKey: services.masterKey,
+      log: fastify.log.child({ worker: 'calls' }),
+    });
+    fastify.decorate('callWorker', callWorker);
+    if (services.configuration.callWorker) fastify.addHook('onReady', async () => callWorker.start());
     // Writes other than ingest (which flushes per batch) are made durable before their answer.
     fastify.addHook('onSend', async (request, reply, payload) => {
       if (
@@ -76,6 +87,7 @@ export const servicesPlugin = fastifyPlugin(
       return payload;
     });
     fastify.addHook('onClose', async () => {
+      await callWorker.stop();
       await chunkIndex.drain();
       const { batches, chunks } = chunkIndex.stats();
       if (batches > 0)

@@ -132,6 +132,19 @@ function sessionRowOf(record: ChunkRecord): NewSession {
   };
 }
 
+/**
+ * Queues call processing for the sessions of the new chunks (`fresh`) that carry call items, in
+ * the statement or transaction that indexes them: a chunk is never indexed without its job. A
+ * queued job is due at once; a job already queued (or running) gets a new `generation`, so the
+ * worker that holds it runs it again rather than deleting it.
+ */
+const CALL_JOBS_UPSERT = sql`
+  insert into call_jobs (project_id, session_id, due_at)
+  select distinct project_id, session_id, now() from fresh where call_item_count > 0
+  order by project_id, session_id
+  on conflict (project_id, session_id) do update
+    set generation = call_jobs.generation + 1, due_at = least(call_jobs.due_at, excluded.due_at)`;
+
 /** `array_position` over the severities, lowest first: 0 for null. */
 function severityRank(column: RawBuilder<unknown>): RawBuilder<number> {
   return sql<number>`coalesce(array_position(array['info', 'low', 'medium', 'high', 'critical']::text[], ${column}), 0)`;
@@ -212,6 +225,21 @@ export async function recordChunks(
       .values(signals.slice(start, start + SIGNAL_BATCH))
       .execute();
   }
+
+  const withCalls = fresh.filter((record) => record.summary.callItemCount > 0);
+  if (withCalls.length > 0) {
+    const input = withCalls.map((record) => ({
+      project_id: record.projectId,
+      session_id: record.chunk.sessionId,
+      call_item_count: record.summary.callItemCount,
+    }));
+    await sql`
+      with fresh as (
+        select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
+          as fresh (project_id text, session_id text, call_item_count integer)
+      )
+      ${CALL_JOBS_UPSERT}`.execute(transaction);
+  }
   return stored;
 }
 
@@ -259,6 +287,7 @@ function chunkRowOf(record: ChunkRecord) {
     inflated_bytes: record.inflatedBytes,
     stored_bytes: record.storedBytes,
     event_count: summary.eventCount,
+    call_item_count: summary.callItemCount,
     first_event_at: summary.firstEventAt === undefined ? null : new Date(summary.firstEventAt),
     last_event_at: summary.lastEventAt === undefined ? null : new Date(summary.lastEventAt),
     sent_at: new Date(chunk.sentAt),
@@ -343,6 +372,7 @@ const CHUNK_COLUMNS = [
   'inflated_bytes',
   'stored_bytes',
   'event_count',
+  'call_item_count',
   'first_event_at',
   'last_event_at',
   'sent_at',
@@ -376,7 +406,7 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
       select * from jsonb_to_recordset(${batch}::jsonb) as input (
         project_id text, session_id text, seq integer, blob_key text, content_sha256 text,
         encoding text, received_bytes integer, inflated_bytes integer, stored_bytes integer,
-        event_count integer, first_event_at timestamptz, last_event_at timestamptz,
+        event_count integer, call_item_count integer, first_event_at timestamptz, last_event_at timestamptz,
         sent_at timestamptz, identified boolean, session jsonb, signals jsonb
       )
     ),
@@ -395,6 +425,7 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
     fresh as (select * from input where blob_key in (select blob_key from inserted)),
     identified_sessions as (${sessionsOf(true)}),
     other_sessions as (${sessionsOf(false)}),
+    call_jobs as (${CALL_JOBS_UPSERT}),
     signals as (
       insert into session_signals (project_id, session_id, seq, ${identifiers(SIGNAL_COLUMNS)})
       select fresh.project_id, fresh.session_id, fresh.seq, ${identifiers(SIGNAL_COLUMNS, 'signal')}

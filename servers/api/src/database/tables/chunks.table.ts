@@ -11,6 +11,8 @@ export interface ChunksTable {
   inflated_bytes: number;
   stored_bytes: number;
   event_count: number;
+  /** `call.sample` and `call.event` items in the chunk (processing reads those chunks). */
+  call_item_count: ColumnType<number, number | undefined, never>;
   first_event_at: Date | null;
   last_event_at: Date | null;
   sent_at: Date;

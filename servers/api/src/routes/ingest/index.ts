@@ -205,6 +205,8 @@ export default async function ingestRoutes(fastify: FastifyInstance) {
       if (outcome.status === 'conflict') {
         throw invalid(`seq ${outcome.seq} was already received with different content`, 409);
       }
+      // Its call job is queued with the index rows: start on it now rather than at the next poll.
+      if (outcome.status === 'stored' && outcome.callItemCount > 0) fastify.callWorker.wake();
       return { seq: outcome.seq, duplicate: outcome.status === 'duplicate' };
     },
   );

@@ -1,5 +1,6 @@
 import { isId } from '@svc/protocol';
 import { invalid } from '../../errors.ts';
+import type { CallPosition } from '../../repositories/call-queries.ts';
 import type { EventPosition, SessionPosition } from '../../repositories/session-queries.ts';
 
 // Cursors are opaque to clients: base64url of a small JSON array holding the keyset position.
@@ -50,4 +51,18 @@ export function decodeEventCursor(cursor: string): EventPosition {
     Number.isSafeInteger(number) && (number as number) >= 0 && (number as number) <= 2_147_483_647;
   if (!isCount(seq) || !isCount(index)) throw badCursor();
   return { seq: seq as number, index: index as number };
+}
+
+/** `[startedAt ms, callId]`: the last call of the page. */
+export function encodeCallCursor(position: CallPosition): string {
+  return encode([position.startedAt.getTime(), position.id]);
+}
+
+/** Throws a 400 `invalid` for anything {@link encodeCallCursor} did not produce. */
+export function decodeCallCursor(cursor: string): CallPosition {
+  const value = decode(cursor);
+  if (!Array.isArray(value) || value.length !== 2) throw badCursor();
+  const [time, id] = value as [unknown, unknown];
+  if (!Number.isSafeInteger(time) || (time as number) < 0 || !isId('call', id)) throw badCursor();
+  return { startedAt: new Date(time as number), id };
 }

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { notFound } from '../../errors.ts';
 import { createId } from '../../ids.ts';
+import { findCallsPage, findSessionFindings } from '../../repositories/call-queries.ts';
 import {
   createShareLink,
   findChunk,
@@ -12,8 +13,17 @@ import {
   findSignalsPage,
 } from '../../repositories/session-queries.ts';
 import { createShareToken, hashSecret } from '../../secrets.ts';
+import { DEFAULT_CALLS_LIMIT, MAX_CALLS_LIMIT } from '../calls/index.ts';
+import { callSummarySchema, toCallSummary } from '../calls/views.ts';
 import { readChunkBytes } from './chunk-reader.ts';
-import { decodeEventCursor, decodeSessionCursor, encodeEventCursor, encodeSessionCursor } from './cursor.ts';
+import {
+  decodeCallCursor,
+  decodeEventCursor,
+  decodeSessionCursor,
+  encodeCallCursor,
+  encodeEventCursor,
+  encodeSessionCursor,
+} from './cursor.ts';
 import { loadSessionDetail } from './detail.ts';
 import { readEventsPage } from './events.ts';
 import {
@@ -33,11 +43,19 @@ import {
   sessionDetailSchema,
   sessionIssueSchema,
   sessionSummarySchema,
+  toFindingIssue,
   toSessionIssue,
   toSessionSummary,
 } from './views.ts';
 
 const sessionParams = z.object({ id: sessionIdSchema });
+
+const sessionCallsQuerySchema = z.strictObject({
+  limit: integerParameter(1, MAX_CALLS_LIMIT)
+    .optional()
+    .describe(`Page size, 1..${MAX_CALLS_LIMIT} (default ${DEFAULT_CALLS_LIMIT})`),
+  cursor: z.string().max(256).optional().describe('nextCursor of the previous page'),
+});
 
 /** The signal kinds `GET /v1/sessions/{id}/issues` lists (SDK gaps are in the SessionDetail). */
 const ISSUE_KINDS = ['error', 'custom', 'trigger'] as const;
@@ -147,7 +165,10 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
     '/:id/issues',
     {
       schema: {
-        summary: "The session's signals: errors, custom events with a severity, recording triggers",
+        summary:
+          "The session's signals: detector findings on its calls, errors, custom events with a severity, recording triggers",
+        description:
+          'The first page (no cursor) starts with every detector finding of the session (`kind: "finding"`, at most 13 per peer connection), then the signals in (seq, index) order; `limit` and the cursor page the signals.',
         params: sessionParams,
         querystring: issueListQuerySchema,
         response: { 200: listPageSchema(sessionIssueSchema) },
@@ -164,9 +185,38 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
         after,
         limit,
       });
+      const findings =
+        after === undefined ? await findSessionFindings(fastify.database, request.project.id, id) : [];
       return {
-        items: page.signals.map(toSessionIssue),
+        items: [...findings.map(toFindingIssue), ...page.signals.map(toSessionIssue)],
         nextCursor: page.next === undefined ? undefined : encodeEventCursor(page.next),
+      };
+    },
+  );
+
+  routes.get(
+    '/:id/calls',
+    {
+      schema: {
+        summary: "The session's calls (one per peer connection), newest first",
+        params: sessionParams,
+        querystring: sessionCallsQuerySchema,
+        response: { 200: listPageSchema(callSummarySchema) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const { cursor, limit = DEFAULT_CALLS_LIMIT } = request.query;
+      const session = await findSession(fastify.database, request.project.id, id);
+      if (session === undefined) throw notFound(`No session ${id}`);
+      const page = await findCallsPage(fastify.database, request.project.id, {
+        filters: { sessionId: id },
+        after: cursor === undefined ? undefined : decodeCallCursor(cursor),
+        limit,
+      });
+      return {
+        items: page.calls.map(toCallSummary),
+        nextCursor: page.next === undefined ? undefined : encodeCallCursor(page.next),
       };
     },
   );

@@ -1,5 +1,6 @@
 import { deviceClassSchema, severitySchema } from '@svc/protocol';
 import { z } from 'zod';
+import type { CallFinding } from '../../database/tables/calls.table.ts';
 import type { Chunk } from '../../database/tables/chunks.table.ts';
 import type { SessionSignal } from '../../database/tables/session-signals.table.ts';
 import type { Session } from '../../database/tables/sessions.table.ts';
@@ -82,7 +83,7 @@ export const sessionDetailSchema = z.object({
 export type SessionDetail = z.infer<typeof sessionDetailSchema>;
 
 /** A signal of the session: an error, a custom event with a severity, a recording trigger. */
-export const sessionIssueSchema = z.object({
+export const sessionSignalIssueSchema = z.object({
   kind: z.enum(['error', 'custom', 'gap', 'trigger']),
   severity: severitySchema,
   name: z.string(),
@@ -93,6 +94,24 @@ export const sessionIssueSchema = z.object({
   index: z.int().min(0),
   details: z.record(z.string(), z.unknown()),
 });
+
+/** A detector finding on one of the session's calls (or on the session, for media errors). */
+export const sessionFindingIssueSchema = z.object({
+  kind: z.literal('finding'),
+  severity: severitySchema,
+  /** The detector kind, e.g. `webrtc_packet_loss`. */
+  name: z.string(),
+  t: z.iso.datetime(),
+  /** The call (`GET /v1/calls/{id}`) and peer connection; omitted for session-wide findings. */
+  callId: z.string().optional(),
+  pc: z.string().optional(),
+  track: z.string().optional(),
+  /** The detector's evidence. */
+  details: z.record(z.string(), z.unknown()),
+});
+
+/** An element of `GET /v1/sessions/{id}/issues`: a signal or a detector finding. */
+export const sessionIssueSchema = z.union([sessionSignalIssueSchema, sessionFindingIssueSchema]);
 export type SessionIssue = z.infer<typeof sessionIssueSchema>;
 
 /** An element of `GET /v1/sessions/{id}/events`: the event exactly as the SDK sent it, and where it is. */
@@ -226,6 +245,19 @@ export function toSessionDetail(
       })),
       ...gapSignals.map(toSdkGap),
     ],
+  };
+}
+
+export function toFindingIssue(finding: CallFinding): SessionIssue {
+  return {
+    kind: 'finding',
+    severity: severitySchema.catch('info').parse(finding.severity),
+    name: finding.kind,
+    t: finding.t.toISOString(),
+    callId: optional(finding.call_id),
+    pc: finding.pc === '' ? undefined : finding.pc,
+    track: optional(finding.track),
+    details: finding.evidence ?? {},
   };
 }
 
