@@ -9,6 +9,7 @@ import { newSessionId } from '../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../test/test-app.ts';
 import { ENGINES } from '../../test/test-database.ts';
 import { claimCallJobs, processCallJob } from './call-processing.ts';
+import { createCallWorker } from './call-worker.ts';
 
 // Calls end to end: chunks through POST /v1/ingest, the processing job, and the calls API.
 
@@ -628,5 +629,52 @@ describe.each(ENGINES)('calls on %s', (engine) => {
     expect(
       await database.selectFrom('call_items').selectAll().where('session_id', '=', sessionId).execute(),
     ).toEqual([]);
+    // The job stays (retried with backoff); this test's unreadable chunk would fail forever.
+    await database.deleteFrom('call_jobs').where('session_id', '=', sessionId).execute();
+  });
+
+  it('processes by itself in the background once ingest queued a job', async () => {
+    const background = await createTestApp(engine, { logger: false }, { SVC_CALL_WORKER: 'true' });
+    try {
+      const sessionId = newSessionId();
+      const { items, end } = callTimeline({ start: T0, samples: 4 });
+      await ingest(
+        background.app,
+        background.first.projectKey,
+        chunkBytes({ sessionId, seq: 0, sentAt: end, meta: sessionMeta(T0), events: items }),
+      );
+      let calls: Json[] = [];
+      for (let attempt = 0; attempt < 100 && calls.length === 0; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const response = await background.app.inject({
+          url: `/v1/sessions/${sessionId}/calls`,
+          headers: background.first.headers,
+        });
+        calls = response.json().items;
+      }
+      expect(calls).toEqual([expect.objectContaining({ state: 'closed', sampleCount: 4 })]);
+    } finally {
+      await background.close();
+    }
+  });
+
+  it('lets several workers share the queue without running a job twice', async () => {
+    const project = await test.createProject('workers');
+    const sessionIds = Array.from({ length: 6 }, () => newSessionId());
+    for (const sessionId of sessionIds) {
+      const { items, end } = callTimeline({ start: T0, samples: 3 });
+      await ingest(
+        test.app,
+        project.projectKey,
+        chunkBytes({ sessionId, seq: 0, sentAt: end, meta: sessionMeta(T0), events: items }),
+      );
+    }
+    const workers = [1, 2, 3].map(() => createCallWorker(test.callDependencies, { batchSize: 1 }));
+    const ran = await Promise.all(workers.map((worker) => worker.runUntilIdle()));
+    expect(ran.reduce((sum, count) => sum + count, 0)).toBe(6);
+    expect(workers.reduce((sum, worker) => sum + worker.stats().jobs, 0)).toBe(6);
+    for (const sessionId of sessionIds) {
+      expect((await get(`/v1/sessions/${sessionId}/calls`, project)).items).toHaveLength(1);
+    }
   });
 });
