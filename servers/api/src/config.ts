@@ -259,6 +259,7 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     database,
     blobStore,
     logLevel: configuration.logLevel,
+    callWorker: configuration.callWorker,
   };
 }
 
