@@ -1,7 +1,10 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { FastifyBaseLogger } from 'fastify';
 import { createProjectWithToken } from './bootstrap.ts';
+import { queueCallReprocessing } from './calls/call-processing.ts';
+import { createCallWorker } from './calls/call-worker.ts';
 import { type Configuration, ConfigurationError, loadConfiguration } from './config.ts';
 import {
   EncryptionError,
@@ -36,10 +39,40 @@ Commands:
   rewrap-data-keys [--json]                re-wrap every data key under the current master key,
                                            unwrapping with SVC_MASTER_KEY_PREVIOUS (or the key file
                                            a rotation kept); finishes a rotation
+  reprocess-calls [--project <id>] [--json]
+                                           recompute every call (of one project) from its stored
+                                           items, with the current detector thresholds
 
 Settings come from the same environment variables as the server (SVC_DATA_DIR, DATABASE_URL,
 SVC_MASTER_KEY, SVC_MASTER_KEY_PREVIOUS, S3_*). On the embedded store, stop the server first: one
 process at a time.`;
+
+/**
+ * The logger a CLI command hands to library code: warnings and errors go to stderr as one line
+ * each (message and error), the rest is dropped.
+ */
+function cliLogger(io: CliIo): FastifyBaseLogger {
+  const write =
+    (level: string) =>
+    (object: unknown, message?: string): void => {
+      const error = (object as { err?: unknown } | null)?.err;
+      const text = typeof object === 'string' ? object : (message ?? '');
+      io.stderr(`${level}: ${text}${error instanceof Error ? `: ${error.message}` : ''}\n`);
+    };
+  const ignore = () => {};
+  const logger = {
+    level: 'warn',
+    fatal: write('fatal'),
+    error: write('error'),
+    warn: write('warn'),
+    info: ignore,
+    debug: ignore,
+    trace: ignore,
+    silent: ignore,
+    child: () => logger,
+  };
+  return logger as unknown as FastifyBaseLogger;
+}
 
 /** A mistake in how the CLI was called: printed with the usage, exit code 2. */
 class UsageError extends Error {}
@@ -222,6 +255,33 @@ export async function runCli(
             : `Re-wrapped the data keys of ${done.rewrapped} project(s) under master key ${done.masterKeyId}; ${done.current} already were.\n${advice}`,
         );
         return 0;
+      }
+      case 'reprocess-calls': {
+        const projectId = typeof values.project === 'string' ? values.project.trim() : undefined;
+        const done = await withServices(configuration, async (services) => {
+          if (
+            projectId !== undefined &&
+            (await findProjectById(services.database.database, projectId)) === undefined
+          )
+            throw new UsageError(`No project ${projectId}`);
+          const queued = await queueCallReprocessing(services.database.database, projectId);
+          const worker = createCallWorker({
+            database: services.database.database,
+            blobStore: services.blobStore,
+            masterKey: services.masterKey,
+            log: cliLogger(io),
+          });
+          const processed = await worker.runUntilIdle();
+          const { failures } = worker.stats();
+          await services.database.flush();
+          return { queued, processed, failures };
+        });
+        io.stdout(
+          values.json
+            ? `${JSON.stringify(done)}\n`
+            : `Queued ${done.queued} session(s) with calls; processed ${done.processed} job(s), ${done.failures} failed (kept queued with their error in call_jobs.last_error).\n`,
+        );
+        return done.failures === 0 ? 0 : 1;
       }
       default:
         throw new UsageError(`Unknown command "${command}"`);

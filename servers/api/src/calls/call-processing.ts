@@ -92,6 +92,25 @@ async function finishCallJob(
     .execute();
 }
 
+/**
+ * Queues every session with call data (of one project, or of all) for processing again, due now:
+ * after a change of detector thresholds, or of this server's processing. Items already read stay
+ * in `call_items`, so this recomputes without reading blobs again.
+ *
+ * @returns how many sessions were queued.
+ */
+export async function queueCallReprocessing(database: Kysely<Database>, projectId?: string): Promise<number> {
+  const { rows } = await sql<{ session_id: string }>`
+    insert into call_jobs (project_id, session_id, due_at)
+    select distinct project_id, session_id, now() from chunks
+    where call_item_count > 0 ${projectId === undefined ? sql`` : sql`and project_id = ${projectId}`}
+    order by project_id, session_id
+    on conflict (project_id, session_id) do update
+      set generation = call_jobs.generation + 1, due_at = now()
+    returning session_id`.execute(database);
+  return rows.length;
+}
+
 /** Backoff after the n-th failed attempt: 1 s, 2 s, 4 s, ... at most 10 minutes. */
 export function retryDelayMs(attempts: number): number {
   return Math.min(600_000, 1_000 * 2 ** Math.max(0, attempts - 1));

@@ -11,7 +11,11 @@ export interface CallWorkerOptions {
   pollMs?: number;
   /** Jobs claimed at once. Default 8. */
   batchSize?: number;
-  /** How long a claimed job stays with this worker before another may take it (ms). Default 5 min. */
+  /**
+   * How long a claimed job stays with this worker before another may take it (ms). Default 60 s:
+   * a worker that died loses its jobs after that. A job that runs longer may run twice at once,
+   * which is harmless (processing is deterministic and its writes are upserts).
+   */
   leaseMs?: number;
 }
 
@@ -56,7 +60,7 @@ export function createCallWorker(
 ): CallWorker {
   const pollMs = options.pollMs ?? 1_000;
   const batchSize = options.batchSize ?? 8;
-  const leaseMs = options.leaseMs ?? 300_000;
+  const leaseMs = options.leaseMs ?? 60_000;
   const totals: CallWorkerStats = { jobs: 0, failures: 0, chunksRead: 0, itemsAdded: 0, trackSamples: 0 };
   let running = false;
   let loop: Promise<void> | undefined;
