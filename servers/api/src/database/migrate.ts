@@ -7,6 +7,7 @@ import * as sessionsFillfactor from './migrations/2026-11-23-sessions-fillfactor
 import * as chunkSessionInCode from './migrations/2026-11-24-chunk-session-in-code.ts';
 import * as sessionUserSeq from './migrations/2026-11-24-session-user-seq.ts';
 import * as calls from './migrations/2026-11-25-calls.ts';
+import * as callsFilterIndexes from './migrations/2026-11-25-calls-filter-indexes.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -20,6 +21,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-24-chunk-session-in-code': chunkSessionInCode,
   '2026-11-24-session-user-seq': sessionUserSeq,
   '2026-11-25-calls': calls,
+  '2026-11-25-calls-filter-indexes': callsFilterIndexes,
 };
 
 /**

@@ -197,18 +197,24 @@ export interface CallOverview {
 /** Most groups per breakdown and failure reasons listed (largest first). */
 export const OVERVIEW_TOP = 20;
 
-const BREAKDOWN_COLUMNS = {
-  networkType: 'network_type',
-  browser: 'browser_name',
-  device: 'device',
-  release: 'release',
-} as const;
+/** One row of the overview's grouping sets: which set it belongs to, its key and its counts. */
+interface OverviewGroupRow {
+  set: 'all' | 'networkType' | 'browser' | 'device' | 'release' | 'bucket' | 'failure';
+  key: string | number | null;
+  calls: number;
+  failed: number;
+  relayed: number;
+  quality: number | null;
+  setup_count: number;
+  scored: number;
+}
 
 /**
  * The overview of the project's calls started in `[from, to)`: rates, setup-time percentiles
  * (`percentile_cont`, the same linear interpolation numpy and most dashboards use), the quality
- * histogram, the most frequent failure reasons and breakdowns. Computed in the database over the
- * `calls` rows, a few aggregate statements.
+ * histogram, the most frequent failure reasons and breakdowns. Two statements, each one scan of
+ * the range: every count, histogram bucket, failure reason and breakdown in one `group by
+ * grouping sets`, and the percentiles (a sort of the setup times) in the other.
  */
 export async function callOverview(
   database: Kysely<Database>,
@@ -220,86 +226,98 @@ export async function callOverview(
       where('calls.project_id', '=', projectId),
       ...filterExpressions(where, { from: range.from, to: range.to }),
     ]);
-
-  const totals = await database
+  const inRange = database
     .selectFrom('calls')
     .where(scope)
     .select([
-      sql<number>`count(*)::int`.as('calls'),
-      sql<number>`count(*) filter (where failed_to_connect)::int`.as('failed'),
-      sql<number>`count(*) filter (where relayed)::int`.as('relayed'),
-      sql<number>`count(setup_ms)::int`.as('setup_count'),
-      sql<
-        number[] | null
-      >`percentile_cont(array[0.5, 0.9, 0.99]::float8[]) within group (order by setup_ms)`.as('setup'),
-      sql<number>`count(quality_score)::int`.as('scored'),
-    ])
-    .executeTakeFirstOrThrow();
+      'network_type',
+      'browser_name',
+      'device',
+      'release',
+      'failed_to_connect',
+      'relayed',
+      'quality_score',
+      'setup_ms',
+      // least() ignores nulls: an unscored call must stay out of every bucket.
+      sql<number | null>`case when quality_score is not null then least(quality_score / 10, 9) end`.as(
+        'bucket',
+      ),
+      sql<string | null>`case when failed_to_connect then coalesce(failure_reason, 'unknown') end`.as(
+        'failure',
+      ),
+    ]);
 
-  const buckets = await database
-    .selectFrom('calls')
-    .where(scope)
-    .where('quality_score', 'is not', null)
-    .select([
-      sql<number>`least(quality_score / 10, 9)::int`.as('bucket'),
-      sql<number>`count(*)::int`.as('calls'),
-    ])
-    .groupBy(sql`1`)
-    .execute();
-  const qualityBuckets = Array.from({ length: 10 }, () => 0);
-  for (const row of buckets) qualityBuckets[row.bucket] = row.calls;
-
-  const reasons = await database
-    .selectFrom('calls')
-    .where(scope)
-    .where('failed_to_connect', '=', true)
-    .select([
-      sql<string>`coalesce(failure_reason, 'unknown')`.as('reason'),
-      sql<number>`count(*)::int`.as('calls'),
-    ])
-    .groupBy(sql`1`)
-    .orderBy(sql`2`, 'desc')
-    .orderBy(sql`1`)
-    .limit(OVERVIEW_TOP)
-    .execute();
-
-  const breakdowns = {} as CallOverview['breakdowns'];
-  for (const [name, column] of Object.entries(BREAKDOWN_COLUMNS) as Array<
-    [keyof typeof BREAKDOWN_COLUMNS, (typeof BREAKDOWN_COLUMNS)[keyof typeof BREAKDOWN_COLUMNS]]
-  >) {
-    const rows = await database
-      .selectFrom('calls')
-      .where(scope)
+  const [grouped, setup] = await Promise.all([
+    database
+      .selectFrom(inRange.as('c'))
       .select([
-        sql<string | null>`${sql.ref(column)}`.as('key'),
+        sql<OverviewGroupRow['set']>`case
+          when grouping(network_type) = 0 then 'networkType'
+          when grouping(browser_name) = 0 then 'browser'
+          when grouping(device) = 0 then 'device'
+          when grouping(release) = 0 then 'release'
+          when grouping(bucket) = 0 then 'bucket'
+          when grouping(failure) = 0 then 'failure'
+          else 'all' end`.as('set'),
+        sql<
+          string | number | null
+        >`coalesce(network_type, browser_name, device, release, bucket::text, failure)`.as('key'),
         sql<number>`count(*)::int`.as('calls'),
         sql<number>`count(*) filter (where failed_to_connect)::int`.as('failed'),
         sql<number>`count(*) filter (where relayed)::int`.as('relayed'),
         sql<number | null>`avg(quality_score)::float8`.as('quality'),
+        sql<number>`count(setup_ms)::int`.as('setup_count'),
+        sql<number>`count(quality_score)::int`.as('scored'),
       ])
-      .groupBy(sql.ref(column))
-      .orderBy(sql`2`, 'desc')
-      .orderBy(sql.ref(column))
-      .limit(OVERVIEW_TOP)
-      .execute();
-    breakdowns[name] = rows.map((row) => ({
-      key: row.key,
+      .groupBy(
+        sql`grouping sets ((), (network_type), (browser_name), (device), (release), (bucket), (failure))`,
+      )
+      .execute() as Promise<OverviewGroupRow[]>,
+    database
+      .selectFrom('calls')
+      .where(scope)
+      .where('setup_ms', 'is not', null)
+      .select(
+        sql<
+          number[] | null
+        >`percentile_cont(array[0.5, 0.9, 0.99]::float8[]) within group (order by setup_ms)`.as('setup'),
+      )
+      .executeTakeFirstOrThrow(),
+  ]);
+
+  const setOf = (name: OverviewGroupRow['set']) => grouped.filter((row) => row.set === name);
+  const largestFirst = (rows: OverviewGroupRow[]) =>
+    rows
+      .sort((a, b) => b.calls - a.calls || String(a.key ?? '').localeCompare(String(b.key ?? '')))
+      .slice(0, OVERVIEW_TOP);
+  const totals = setOf('all')[0];
+  const qualityBuckets = Array.from({ length: 10 }, () => 0);
+  for (const row of setOf('bucket')) if (row.key !== null) qualityBuckets[Number(row.key)] = row.calls;
+  const breakdown = (name: keyof CallOverview['breakdowns']): CallBreakdownRow[] =>
+    largestFirst(setOf(name)).map((row) => ({
+      key: row.key === null ? null : String(row.key),
       calls: row.calls,
       failedToConnect: row.failed,
       relayed: row.relayed,
       averageQuality: row.quality,
     }));
-  }
-
-  const [p50, p90, p99] = totals.setup ?? [null, null, null];
+  const [p50, p90, p99] = setup.setup ?? [null, null, null];
   return {
-    calls: totals.calls,
-    failedToConnect: totals.failed,
-    relayed: totals.relayed,
-    setup: { count: totals.setup_count, p50: p50 ?? null, p90: p90 ?? null, p99: p99 ?? null },
+    calls: totals?.calls ?? 0,
+    failedToConnect: totals?.failed ?? 0,
+    relayed: totals?.relayed ?? 0,
+    setup: { count: totals?.setup_count ?? 0, p50: p50 ?? null, p90: p90 ?? null, p99: p99 ?? null },
     qualityBuckets,
-    scored: totals.scored,
-    topFailureReasons: reasons.map((row) => ({ reason: row.reason, calls: row.calls })),
-    breakdowns,
+    scored: totals?.scored ?? 0,
+    topFailureReasons: largestFirst(setOf('failure').filter((row) => row.key !== null)).map((row) => ({
+      reason: String(row.key),
+      calls: row.calls,
+    })),
+    breakdowns: {
+      networkType: breakdown('networkType'),
+      browser: breakdown('browser'),
+      device: breakdown('device'),
+      release: breakdown('release'),
+    },
   };
 }
