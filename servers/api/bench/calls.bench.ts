@@ -36,6 +36,7 @@ import { type PlacedCallItem, summarizeCalls } from '../src/calls/summarize-call
 import { loadConfiguration } from '../src/config.ts';
 import { createDatabase, type DatabaseHandle } from '../src/database/database.ts';
 import { openServices } from '../src/open-services.ts';
+import { chunkIndexConcurrency } from '../src/plugins/services.ts';
 import { callTimeline, chunkBytes, sessionMeta, splitItems, type WireItem } from '../test/call-timelines.ts';
 import { type CallEndpoint, explainCallQueries } from './explain-calls.ts';
 import { runLoad } from './load.ts';
@@ -634,11 +635,11 @@ async function processBacklog(
   }
   const services = await openServices(loadConfiguration({ ...process.env, ...server.environment }));
   try {
-    const worker = createCallWorker({
-      ...services,
-      database: services.database.database,
-      log: benchLogger(),
-    });
+    // As the server runs it: several jobs at once on PostgreSQL, one on PGlite.
+    const worker = createCallWorker(
+      { ...services, database: services.database.database, log: benchLogger() },
+      { concurrency: chunkIndexConcurrency(services.configuration.database) },
+    );
     const started = performance.now();
     const jobs = await worker.runUntilIdle();
     await services.database.flush();

@@ -1,6 +1,7 @@
 import {
   type CallProcessingDependencies,
   type CallProcessingResult,
+  type ClaimedCallJob,
   claimCallJobs,
   failCallJob,
   processCallJob,
@@ -11,6 +12,11 @@ export interface CallWorkerOptions {
   pollMs?: number;
   /** Jobs claimed at once. Default 8. */
   batchSize?: number;
+  /**
+   * Jobs of a claimed batch run at once. Default 1. A job waits on the database most of its time,
+   * so on PostgreSQL a few at once keep the worker busy; PGlite has one connection, so 1.
+   */
+  concurrency?: number;
   /**
    * How long a claimed job stays with this worker before another may take it (ms). Default 60 s:
    * a worker that died loses its jobs after that. A job that runs longer may run twice at once,
@@ -60,6 +66,7 @@ export function createCallWorker(
 ): CallWorker {
   const pollMs = options.pollMs ?? 1_000;
   const batchSize = options.batchSize ?? 8;
+  const concurrency = Math.max(1, options.concurrency ?? 1);
   const leaseMs = options.leaseMs ?? 60_000;
   const totals: CallWorkerStats = { jobs: 0, failures: 0, chunksRead: 0, itemsAdded: 0, trackSamples: 0 };
   let running = false;
@@ -78,21 +85,31 @@ export function createCallWorker(
   /** One claim and its jobs: how many jobs ran. */
   async function runBatch(): Promise<number> {
     const jobs = await claimCallJobs(dependencies.database, batchSize, leaseMs);
-    for (const job of jobs) {
-      try {
-        add(await processCallJob(dependencies, job));
-      } catch (error) {
-        totals.failures += 1;
-        dependencies.log.error(
-          { err: error, projectId: job.projectId, sessionId: job.sessionId, attempts: job.attempts },
-          'call processing failed; the job will be retried',
-        );
-        await failCallJob(dependencies.database, job, error).catch((failure: unknown) => {
-          dependencies.log.error({ err: failure }, 'could not release a failed call job');
-        });
+    let next = 0;
+    const lane = async () => {
+      while (next < jobs.length) {
+        const job = jobs[next];
+        next += 1;
+        if (job !== undefined) await runJob(job);
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, lane));
     return jobs.length;
+  }
+
+  async function runJob(job: ClaimedCallJob): Promise<void> {
+    try {
+      add(await processCallJob(dependencies, job));
+    } catch (error) {
+      totals.failures += 1;
+      dependencies.log.error(
+        { err: error, projectId: job.projectId, sessionId: job.sessionId, attempts: job.attempts },
+        'call processing failed; the job will be retried',
+      );
+      await failCallJob(dependencies.database, job, error).catch((failure: unknown) => {
+        dependencies.log.error({ err: failure }, 'could not release a failed call job');
+      });
+    }
   }
 
   async function poll(): Promise<void> {

@@ -669,7 +669,7 @@ describe.each(ENGINES)('calls on %s', (engine) => {
         chunkBytes({ sessionId, seq: 0, sentAt: end, meta: sessionMeta(T0), events: items }),
       );
     }
-    const workers = [1, 2, 3].map(() => createCallWorker(test.callDependencies, { batchSize: 1 }));
+    const workers = [1, 2, 3].map(() => createCallWorker(test.callDependencies, { batchSize: 2, concurrency: 2 }));
     const ran = await Promise.all(workers.map((worker) => worker.runUntilIdle()));
     expect(ran.reduce((sum, count) => sum + count, 0)).toBe(6);
     expect(workers.reduce((sum, worker) => sum + worker.stats().jobs, 0)).toBe(6);

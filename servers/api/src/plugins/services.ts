@@ -67,12 +67,16 @@ export const servicesPlugin = fastifyPlugin(
       flush: services.database.flush,
     });
     fastify.decorate('chunkIndex', chunkIndex);
-    const callWorker = createCallWorker({
-      database: services.database.database,
-      blobStore: services.blobStore,
-      masterKey: services.masterKey,
-      log: fastify.log.child({ worker: 'calls' }),
-    });
+    const callWorker = createCallWorker(
+      {
+        database: services.database.database,
+        blobStore: services.blobStore,
+        masterKey: services.masterKey,
+        log: fastify.log.child({ worker: 'calls' }),
+      },
+      // Jobs wait on the database most of their time: as many at once as index batches.
+      { concurrency: chunkIndexConcurrency(services.configuration.database) },
+    );
     fastify.decorate('callWorker', callWorker);
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => callWorker.start());
     // Writes other than ingest (which flushes per batch) are made durable before their answer.
