@@ -669,12 +669,73 @@ describe.each(ENGINES)('calls on %s', (engine) => {
         chunkBytes({ sessionId, seq: 0, sentAt: end, meta: sessionMeta(T0), events: items }),
       );
     }
-    const workers = [1, 2, 3].map(() => createCallWorker(test.callDependencies, { batchSize: 2, concurrency: 2 }));
+    const workers = [1, 2, 3].map(() =>
+      createCallWorker(test.callDependencies, { batchSize: 2, concurrency: 2 }),
+    );
     const ran = await Promise.all(workers.map((worker) => worker.runUntilIdle()));
     expect(ran.reduce((sum, count) => sum + count, 0)).toBe(6);
     expect(workers.reduce((sum, worker) => sum + worker.stats().jobs, 0)).toBe(6);
     for (const sessionId of sessionIds) {
       expect((await get(`/v1/sessions/${sessionId}/calls`, project)).items).toHaveLength(1);
     }
+  });
+
+  it('copies session facts that arrive after the call: a late first chunk, a later identify', async () => {
+    const project = await test.createProject('late meta');
+    const sessionId = newSessionId();
+    const { items, end } = callTimeline({ start: T0 + 1_000, samples: 3 });
+    await ingest(test.app, project.projectKey, chunkBytes({ sessionId, seq: 1, sentAt: end, events: items }));
+    await process();
+    const [before] = (await get(`/v1/sessions/${sessionId}/calls`, project)).items;
+    expect(before.browser).toBeUndefined();
+
+    const meta = sessionMeta(T0, { browser: 'Firefox', release: '2.0', userId: 'u-meta' });
+    await ingest(
+      test.app,
+      project.projectKey,
+      chunkBytes({
+        sessionId,
+        seq: 0,
+        sentAt: T0 + 500,
+        meta,
+        events: [{ t: T0, type: 'nav', url: 'https://app.example.com/' }],
+      }),
+    );
+    expect(await process()).toBe(1);
+    const [after] = (await get(`/v1/sessions/${sessionId}/calls`, project)).items;
+    expect(after).toMatchObject({
+      id: before.id,
+      browser: { name: 'Firefox' },
+      release: '2.0',
+      endUser: 'u-meta',
+    });
+
+    await ingest(
+      test.app,
+      project.projectKey,
+      chunkBytes({
+        sessionId,
+        seq: 2,
+        sentAt: end + 1_000,
+        events: [{ t: end + 500, type: 'identify', user: { id: 'u-later' } }],
+      }),
+    );
+    expect(await process()).toBe(1);
+    const [identified] = (await get(`/v1/sessions/${sessionId}/calls`, project)).items;
+    expect(identified.endUser).toBe('u-later');
+
+    // A session without calls queues nothing, whatever its chunks carry.
+    const quiet = newSessionId();
+    await ingest(
+      test.app,
+      project.projectKey,
+      chunkBytes({ sessionId: quiet, seq: 0, sentAt: T0, meta, events: [] }),
+    );
+    const queued = await test.database.database
+      .selectFrom('call_jobs')
+      .selectAll()
+      .where('session_id', '=', quiet)
+      .execute();
+    expect(queued).toEqual([]);
   });
 });

@@ -86,6 +86,17 @@ function sessionRecords(projectId: string, sessionIndex: number): ChunkRecord[] 
       events.push({ t: T0 + seq * 1000 + 2, type: 'identify', user: { id: `early_${sessionIndex}` } });
     if (seq === 3 && sessionIndex % 2 === 0)
       events.push({ t: T0 + seq * 1000 + 2, type: 'identify', user: { id: `identified_${sessionIndex}` } });
+    // Every third session has a call, in its last chunk: it queues call processing.
+    if (seq === 4 && sessionIndex % 3 === 0)
+      events.push({
+        t: T0 + seq * 1000 + 3,
+        type: 'call.event',
+        pc: 'pc_01KAJBCH80XTQ0YDPAV81S0000',
+        name: 'pc_created',
+        state: 'new',
+        iceServers: 0,
+        tracked: true,
+      });
     return record(projectId, sessionId, seq, { events, meta: seq === 0 });
   });
 }
@@ -196,7 +207,14 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
       database.database
         .selectFrom('chunks')
         .select(['session_id', 'seq', 'content_sha256', 'encoding', 'received_bytes', 'inflated_bytes'])
-        .select(['stored_bytes', 'event_count', 'first_event_at', 'last_event_at', 'sent_at'])
+        .select([
+          'stored_bytes',
+          'event_count',
+          'call_item_count',
+          'first_event_at',
+          'last_event_at',
+          'sent_at',
+        ])
         .where('project_id', '=', projectId)
         .orderBy('session_id')
         .orderBy('seq')
@@ -221,6 +239,23 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
       row.user_id?.startsWith('identified_'),
     );
     expect(identified).toHaveLength(4);
+
+    // Call jobs: queued by the chunk with call items (seq 4, first to arrive), then bumped by
+    // each later chunk with session facts the calls copy (seq 0's meta; seq 1 and 3 identify in
+    // even sessions); the retried seq 2 is not new and bumps nothing.
+    const jobs = (projectId: string) =>
+      database.database
+        .selectFrom('call_jobs')
+        .select(['session_id', 'generation'])
+        .where('project_id', '=', projectId)
+        .orderBy('session_id')
+        .execute();
+    expect(await jobs(viaStatement)).toEqual(await jobs(viaTransaction));
+    expect((await jobs(viaStatement)).map((job) => [job.session_id.slice(-4), job.generation])).toEqual([
+      ['0000', 4],
+      ['0003', 2],
+      ['0006', 4],
+    ]);
   });
 
   it('keeps the first of two chunks with one (session, seq) in a batch, and reports the winner', async () => {

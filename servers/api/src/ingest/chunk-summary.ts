@@ -29,6 +29,11 @@ export interface ChunkSummary {
   eventCount: number;
   /** `call.sample` and `call.event` items: processing reads the chunk again when there are any. */
   callItemCount: number;
+  /**
+   * The chunk brings session facts that calls copy (`meta`: browser, OS, device, release; an
+   * `identify`: the user): the session's calls are processed again when it has any.
+   */
+  refreshesCalls: boolean;
   /** Earliest and latest event time (`undefined` without events). */
   firstEventAt?: number;
   lastEventAt?: number;
@@ -139,6 +144,7 @@ export function summarizeChunk(chunk: Chunk, skipped: readonly SkippedEvent[]): 
   return {
     eventCount: chunk.events.length,
     callItemCount,
+    refreshesCalls: chunk.meta !== undefined || identified !== undefined,
     ...(firstEventAt === undefined ? {} : { firstEventAt }),
     ...(lastEventAt === undefined ? {} : { lastEventAt }),
     sessionStart,
