@@ -28,13 +28,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { detect, resolveThresholds } from '@svc/detectors';
-import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
 import { ulid } from 'ulid';
 import { createCallWorker } from '../src/calls/call-worker.ts';
 import { type PlacedCallItem, summarizeCalls } from '../src/calls/summarize-calls.ts';
 import { loadConfiguration } from '../src/config.ts';
 import { createDatabase, type DatabaseHandle } from '../src/database/database.ts';
+import { createLineLogger } from '../src/line-logger.ts';
 import { openServices } from '../src/open-services.ts';
 import { chunkIndexConcurrency } from '../src/plugins/services.ts';
 import { callTimeline, chunkBytes, sessionMeta, splitItems, type WireItem } from '../test/call-timelines.ts';
@@ -531,25 +531,6 @@ async function countJobs(handle: DatabaseHandle, projectId: string): Promise<num
   return rows[0]?.jobs ?? 0;
 }
 
-/** A logger for the bench's own call worker: warnings and errors only. */
-function benchLogger(): FastifyBaseLogger {
-  const write = (level: string) => (object: unknown, message?: string) =>
-    console.log(`  ${level}: ${typeof object === 'string' ? object : (message ?? '')}`);
-  const ignore = () => {};
-  const logger = {
-    level: 'warn',
-    fatal: write('fatal'),
-    error: write('error'),
-    warn: write('warn'),
-    info: ignore,
-    debug: ignore,
-    trace: ignore,
-    silent: ignore,
-    child: () => logger,
-  };
-  return logger as unknown as FastifyBaseLogger;
-}
-
 /**
  * Live: the server's background worker processes while the chunks arrive (every chunk re-queues
  * its session). Timed from the first POST until every call shows all its samples, closed (and,
@@ -637,7 +618,11 @@ async function processBacklog(
   try {
     // As the server runs it: several jobs at once on PostgreSQL, one on PGlite.
     const worker = createCallWorker(
-      { ...services, database: services.database.database, log: benchLogger() },
+      {
+        ...services,
+        database: services.database.database,
+        log: createLineLogger((line) => console.log(`  ${line}`)),
+      },
       { concurrency: chunkIndexConcurrency(services.configuration.database) },
     );
     const started = performance.now();

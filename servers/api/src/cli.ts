@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { FastifyBaseLogger } from 'fastify';
 import { createProjectWithToken } from './bootstrap.ts';
 import { queueCallReprocessing } from './calls/call-processing.ts';
 import { createCallWorker } from './calls/call-worker.ts';
@@ -14,6 +13,7 @@ import {
 } from './crypto/index.ts';
 import { DataDirectoryLockedError } from './data-directory-lock.ts';
 import { migrateToLatest } from './database/migrate.ts';
+import { createLineLogger } from './line-logger.ts';
 import { type OpenedServices, openServices } from './open-services.ts';
 import { createApiTokenRecord } from './repositories/api-tokens.ts';
 import {
@@ -46,33 +46,6 @@ Commands:
 Settings come from the same environment variables as the server (SVC_DATA_DIR, DATABASE_URL,
 SVC_MASTER_KEY, SVC_MASTER_KEY_PREVIOUS, S3_*). On the embedded store, stop the server first: one
 process at a time.`;
-
-/**
- * The logger a CLI command hands to library code: warnings and errors go to stderr as one line
- * each (message and error), the rest is dropped.
- */
-function cliLogger(io: CliIo): FastifyBaseLogger {
-  const write =
-    (level: string) =>
-    (object: unknown, message?: string): void => {
-      const error = (object as { err?: unknown } | null)?.err;
-      const text = typeof object === 'string' ? object : (message ?? '');
-      io.stderr(`${level}: ${text}${error instanceof Error ? `: ${error.message}` : ''}\n`);
-    };
-  const ignore = () => {};
-  const logger = {
-    level: 'warn',
-    fatal: write('fatal'),
-    error: write('error'),
-    warn: write('warn'),
-    info: ignore,
-    debug: ignore,
-    trace: ignore,
-    silent: ignore,
-    child: () => logger,
-  };
-  return logger as unknown as FastifyBaseLogger;
-}
 
 /** A mistake in how the CLI was called: printed with the usage, exit code 2. */
 class UsageError extends Error {}
@@ -269,7 +242,7 @@ export async function runCli(
             database: services.database.database,
             blobStore: services.blobStore,
             masterKey: services.masterKey,
-            log: cliLogger(io),
+            log: createLineLogger((line) => io.stderr(`${line}\n`)),
           });
           const processed = await worker.runUntilIdle();
           const { failures } = worker.stats();
