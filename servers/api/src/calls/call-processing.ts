@@ -169,6 +169,9 @@ function itemRow(projectId: string, sessionId: string, entry: PlacedCallItem): N
   };
 }
 
+/** Columns of a `calls` row that a recomputation never changes: its key and its id. */
+const KEPT_CALL_COLUMNS = new Set(['project_id', 'id', 'session_id', 'pc']);
+
 /** The `calls` row of a summary (its id is kept when the call exists). */
 function callRow(
   projectId: string,
@@ -373,51 +376,19 @@ export async function processCallJob(
 
     const callIds = new Map<string, string>();
     if (calls.length > 0) {
+      const rows = calls.map((call) => callRow(projectId, sessionId, call, session));
+      // Every column the row computes is replaced; the key and the id stay (a call keeps its id).
+      const computed = Object.keys(rows[0] ?? {}).filter((column) => !KEPT_CALL_COLUMNS.has(column));
       const upserted = await transaction
         .insertInto('calls')
-        .values(calls.map((call) => callRow(projectId, sessionId, call, session)))
+        .values(rows)
         .onConflict((conflict) =>
-          conflict.columns(['project_id', 'session_id', 'pc']).doUpdateSet((update) => {
-            const columns = [
-              'started_at',
-              'last_item_at',
-              'ended_at',
-              'duration_ms',
-              'state',
-              'end_reason',
-              'setup_ms',
-              'connected',
-              'failed_to_connect',
-              'failure_reason',
-              'relayed',
-              'local_types',
-              'remote_types',
-              'protocol',
-              'network_type',
-              'browser_name',
-              'browser_version',
-              'os_name',
-              'os_version',
-              'device',
-              'release',
-              'environment',
-              'end_user_id',
-              'quality_score',
-              'codec',
-              'codecs',
-              'sample_count',
-              'track_count',
-              'issue_kinds',
-              'issue_count',
-              'has_issue',
-              'max_severity',
-              'series',
-            ] as const;
-            return {
-              ...Object.fromEntries(columns.map((column) => [column, update.ref(`excluded.${column}`)])),
-              updated_at: sql<Date>`now()`,
-            };
-          }),
+          conflict.columns(['project_id', 'session_id', 'pc']).doUpdateSet((update) => ({
+            ...Object.fromEntries(
+              computed.map((column) => [column, update.ref(`excluded.${column}` as 'excluded.state')]),
+            ),
+            updated_at: sql<Date>`now()`,
+          })),
         )
         .returning(['id', 'pc'])
         .execute();
@@ -429,17 +400,20 @@ export async function processCallJob(
         .where('project_id', '=', projectId)
         .where('call_id', 'in', ids)
         .execute();
-      const tracks = calls.flatMap((call) =>
-        call.tracks.map((track) => ({
-          project_id: projectId,
-          call_id: callIds.get(call.pc) ?? '',
-          track_id: track.id,
-          kind: track.kind,
-          dir: track.dir,
-          sample_count: track.sampleCount,
-          series: JSON.stringify(track.series),
-        })),
-      );
+      const tracks = calls.flatMap((call) => {
+        const callId = callIds.get(call.pc);
+        return callId === undefined
+          ? []
+          : call.tracks.map((track) => ({
+              project_id: projectId,
+              call_id: callId,
+              track_id: track.id,
+              kind: track.kind,
+              dir: track.dir,
+              sample_count: track.sampleCount,
+              series: JSON.stringify(track.series),
+            }));
+      });
       for (let start = 0; start < tracks.length; start += 500) {
         await transaction
           .insertInto('call_tracks')

@@ -4,12 +4,13 @@ import {
   detect,
   type Finding,
   SEVERITY_BY_KIND,
+  type Severity,
   type Thresholds,
 } from '@svc/detectors';
 import type { CallEvent as ProtocolCallEvent, CallSample as ProtocolCallSample } from '@svc/protocol';
 import { trackSampleSchema } from '@svc/protocol';
 import { scoreCall, scoreSample } from '@svc/quality-score';
-import { SEVERITY_ORDER } from '../ingest/chunk-summary.ts';
+import { higherSeverity } from '../ingest/chunk-summary.ts';
 
 /** A validated call item and where it is in the session. */
 export interface PlacedCallItem {
@@ -92,11 +93,6 @@ export function sortItems(items: PlacedCallItem[]): PlacedCallItem[] {
 
 function pushDistinct(values: string[], value: string | undefined): void {
   if (value !== undefined && !values.includes(value)) values.push(value);
-}
-
-function higher(a: string | null, b: string): string {
-  if (a === null) return b;
-  return SEVERITY_ORDER.indexOf(b as never) > SEVERITY_ORDER.indexOf(a as never) ? b : a;
 }
 
 /** The track series of a call's samples, tracks in order of first appearance. */
@@ -231,8 +227,8 @@ export function summarizeCalls(
       endedAt = lastItemAt;
     }
 
-    let maxSeverity: string | null = null;
-    for (const finding of own) maxSeverity = higher(maxSeverity, finding.severity);
+    let maxSeverity: Severity | undefined;
+    for (const finding of own) maxSeverity = higherSeverity(maxSeverity, finding.severity);
     calls.push({
       pc,
       startedAt,
@@ -269,7 +265,7 @@ export function summarizeCalls(
       findings: own,
       issueKinds: own.map((finding) => finding.kind),
       hasIssue: own.some((finding) => SEVERITY_BY_KIND[finding.kind] !== 'info'),
-      maxSeverity,
+      maxSeverity: maxSeverity ?? null,
     });
   }
   return { calls, findings };

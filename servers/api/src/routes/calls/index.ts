@@ -10,7 +10,13 @@ import {
   findCallsPage,
 } from '../../repositories/call-queries.ts';
 import { decodeCallCursor, encodeCallCursor } from '../sessions/cursor.ts';
-import { booleanParameter, integerParameter, timeParameter } from '../sessions/query.ts';
+import {
+  booleanParameter,
+  checkTimeRange,
+  integerParameter,
+  textParameter,
+  timeParameter,
+} from '../sessions/query.ts';
 import {
   callDetailSchema,
   callOverviewSchema,
@@ -23,21 +29,6 @@ import {
 /** Largest page of calls. */
 export const MAX_CALLS_LIMIT = 200;
 export const DEFAULT_CALLS_LIMIT = 50;
-
-const textParameter = z.string().min(1).max(256);
-
-/** `to` after `from`, when both are given. */
-function checkRange(context: { value: { from?: Date; to?: Date }; issues: unknown[] }) {
-  const { from, to } = context.value;
-  if (from !== undefined && to !== undefined && from.getTime() >= to.getTime()) {
-    (context.issues as Array<Record<string, unknown>>).push({
-      code: 'custom',
-      message: '`to` must be after `from`',
-      path: ['to'],
-      input: context.value,
-    });
-  }
-}
 
 const rangeShape = {
   from: timeParameter.optional().describe('Started at or after: ISO 8601 or epoch milliseconds'),
@@ -56,17 +47,17 @@ export const callListQuerySchema = z
     networkType: networkTypeSchema.optional().describe('wifi | cellular | ethernet | vpn | unknown'),
     minQuality: integerParameter(0, 100).optional().describe('Quality score at least (0..100)'),
     maxQuality: integerParameter(0, 100).optional().describe('Quality score at most (0..100)'),
-    browser: textParameter.optional().describe('Browser name, case-insensitive'),
-    os: textParameter.optional().describe('OS name, case-insensitive'),
+    browser: textParameter().optional().describe('Browser name, case-insensitive'),
+    os: textParameter().optional().describe('OS name, case-insensitive'),
     device: deviceClassSchema.optional().describe('desktop | mobile | tablet'),
-    release: textParameter.optional().describe('Exact release'),
-    endUser: textParameter.optional().describe("The session's user id"),
+    release: textParameter().optional().describe('Exact release'),
+    endUser: textParameter().optional().describe("The session's user id"),
     hasIssue: booleanParameter
       .optional()
       .describe('true: calls with a finding of severity low or higher; false: none'),
   })
   .check((context) => {
-    checkRange(context);
+    checkTimeRange(context);
     const { minQuality, maxQuality } = context.value;
     if (minQuality !== undefined && maxQuality !== undefined && minQuality > maxQuality) {
       context.issues.push({
@@ -79,7 +70,7 @@ export const callListQuerySchema = z
   });
 export type CallListQuery = z.output<typeof callListQuerySchema>;
 
-const overviewQuerySchema = z.strictObject(rangeShape).check(checkRange);
+const overviewQuerySchema = z.strictObject(rangeShape).check(checkTimeRange);
 
 function toCallFilters(query: CallListQuery): CallFilters {
   const { limit: _limit, cursor: _cursor, ...filters } = query;

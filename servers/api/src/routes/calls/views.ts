@@ -3,12 +3,11 @@ import { deviceClassSchema, severitySchema } from '@svc/protocol';
 import { z } from 'zod';
 import type { Call, CallFinding, CallItem, CallTrack } from '../../database/tables/calls.table.ts';
 import type { CallOverview } from '../../repositories/call-queries.ts';
+import { nameAndVersion, nameAndVersionSchema, optional } from '../sessions/views.ts';
 
 // The API's views of calls. Times are ISO 8601 strings in lists and epoch milliseconds inside
 // series (arrays of numbers); what is unknown is omitted, never null, except inside series, where
 // `null` marks a sample that lacked the metric so that every array stays aligned with `t`.
-
-const nameAndVersionSchema = z.object({ name: z.string(), version: z.string() });
 
 /** A finding in a call list item: the detector kind and its severity. */
 const callIssueSchema = z.object({ kind: z.string(), severity: severitySchema });
@@ -136,14 +135,6 @@ export const callOverviewSchema = z.object({
   }),
 });
 export type CallOverviewView = z.infer<typeof callOverviewSchema>;
-
-function optional<Value>(value: Value | null): Value | undefined {
-  return value ?? undefined;
-}
-
-function nameAndVersion(name: string | null, version: string | null) {
-  return name === null ? undefined : { name, version: version ?? '' };
-}
 
 function severityOf(kind: string) {
   const severity = severitySchema.safeParse(SEVERITY_BY_KIND[kind as keyof typeof SEVERITY_BY_KIND]);

@@ -23,18 +23,34 @@ function decode(cursor: string): unknown {
 
 const badCursor = () => invalid('Invalid cursor: pass back the nextCursor of a previous page unchanged');
 
-/** `[startedAt ms, sessionId]`: the last session of the page. */
-export function encodeSessionCursor(position: SessionPosition): string {
+/** `[startedAt ms, id]` of the last item of a newest-first page, for ids of `prefix`. */
+function encodeStartedAtCursor(position: { startedAt: Date; id: string }): string {
   return encode([position.startedAt.getTime(), position.id]);
 }
 
-/** Throws a 400 `invalid` for anything {@link encodeSessionCursor} did not produce. */
-export function decodeSessionCursor(cursor: string): SessionPosition {
+/** Throws a 400 `invalid` for anything {@link encodeStartedAtCursor} did not produce with `prefix`. */
+function decodeStartedAtCursor(cursor: string, prefix: 'ses' | 'call'): { startedAt: Date; id: string } {
   const value = decode(cursor);
   if (!Array.isArray(value) || value.length !== 2) throw badCursor();
   const [time, id] = value as [unknown, unknown];
-  if (!Number.isSafeInteger(time) || (time as number) < 0 || !isId('ses', id)) throw badCursor();
+  if (!Number.isSafeInteger(time) || (time as number) < 0 || !isId(prefix, id)) throw badCursor();
   return { startedAt: new Date(time as number), id };
+}
+
+/** `[startedAt ms, sessionId]`: the last session of the page. */
+export const encodeSessionCursor: (position: SessionPosition) => string = encodeStartedAtCursor;
+
+/** Throws a 400 `invalid` for anything {@link encodeSessionCursor} did not produce. */
+export function decodeSessionCursor(cursor: string): SessionPosition {
+  return decodeStartedAtCursor(cursor, 'ses');
+}
+
+/** `[startedAt ms, callId]`: the last call of the page. */
+export const encodeCallCursor: (position: CallPosition) => string = encodeStartedAtCursor;
+
+/** Throws a 400 `invalid` for anything {@link encodeCallCursor} did not produce. */
+export function decodeCallCursor(cursor: string): CallPosition {
+  return decodeStartedAtCursor(cursor, 'call');
 }
 
 /** `[seq, index]`: a position in a session's events (or signals). */
@@ -51,18 +67,4 @@ export function decodeEventCursor(cursor: string): EventPosition {
     Number.isSafeInteger(number) && (number as number) >= 0 && (number as number) <= 2_147_483_647;
   if (!isCount(seq) || !isCount(index)) throw badCursor();
   return { seq: seq as number, index: index as number };
-}
-
-/** `[startedAt ms, callId]`: the last call of the page. */
-export function encodeCallCursor(position: CallPosition): string {
-  return encode([position.startedAt.getTime(), position.id]);
-}
-
-/** Throws a 400 `invalid` for anything {@link encodeCallCursor} did not produce. */
-export function decodeCallCursor(cursor: string): CallPosition {
-  const value = decode(cursor);
-  if (!Array.isArray(value) || value.length !== 2) throw badCursor();
-  const [time, id] = value as [unknown, unknown];
-  if (!Number.isSafeInteger(time) || (time as number) < 0 || !isId('call', id)) throw badCursor();
-  return { startedAt: new Date(time as number), id };
 }

@@ -55,7 +55,22 @@ export const timeParameter = z
   });
 
 /** A short exact-match text. */
-const textParameter = (maximum = 256) => z.string().min(1).max(maximum);
+export const textParameter = (maximum = 256) => z.string().min(1).max(maximum);
+
+/** Refuses a query whose `to` is not after its `from` (both optional), as a 400 on `to`. */
+export function checkTimeRange(
+  context: z.core.ParsePayload<{ from?: Date | undefined; to?: Date | undefined }>,
+): void {
+  const { from, to } = context.value;
+  if (from !== undefined && to !== undefined && from.getTime() >= to.getTime()) {
+    context.issues.push({
+      code: 'custom',
+      message: '`to` must be after `from`',
+      path: ['to'],
+      input: context.value,
+    });
+  }
+}
 
 /** Longest `q` and `urlContains`. */
 export const MAX_SEARCH_LENGTH = 200;
@@ -109,15 +124,8 @@ export const sessionListQuerySchema = z
     release: textParameter().optional().describe('Exact release'),
   })
   .check((context) => {
-    const { from, to, minDurationSec, maxDurationSec } = context.value;
-    if (from !== undefined && to !== undefined && from.getTime() >= to.getTime()) {
-      context.issues.push({
-        code: 'custom',
-        message: '`to` must be after `from`',
-        path: ['to'],
-        input: context.value,
-      });
-    }
+    checkTimeRange(context);
+    const { minDurationSec, maxDurationSec } = context.value;
     if (minDurationSec !== undefined && maxDurationSec !== undefined && minDurationSec > maxDurationSec) {
       context.issues.push({
         code: 'custom',

@@ -8,7 +8,7 @@ import type { Session } from '../../database/tables/sessions.table.ts';
 // The API's views of sessions. Times are ISO 8601 strings; what is unknown is omitted, never
 // null (a session whose first chunk has not arrived yet has no metadata).
 
-const nameAndVersionSchema = z.object({ name: z.string(), version: z.string() });
+export const nameAndVersionSchema = z.object({ name: z.string(), version: z.string() });
 const userViewSchema = z.object({
   id: z.string(),
   email: z.string().optional(),
@@ -122,11 +122,13 @@ export const flatEventSchema = z.object({
 });
 export type FlatEvent = z.infer<typeof flatEventSchema>;
 
-function optional<Value>(value: Value | null): Value | undefined {
+/** A nullable column as an optional field: the API omits what is unknown, never `null`. */
+export function optional<Value>(value: Value | null): Value | undefined {
   return value ?? undefined;
 }
 
-function nameAndVersion(name: string | null, version: string | null) {
+/** `{ name, version }` from a name and a version column (omitted without a name). */
+export function nameAndVersion(name: string | null, version: string | null) {
   return name === null ? undefined : { name, version: version ?? '' };
 }
 
