@@ -41,7 +41,7 @@ import { callTimeline, chunkBytes, sessionMeta, splitItems, type WireItem } from
 import { type CallEndpoint, explainCallQueries } from './explain-calls.ts';
 import { runLoad } from './load.ts';
 import { type BenchPostgres, startBenchPostgres } from './postgres.ts';
-import { type Child, freePort, startNode, tailOf, waitUntilReady } from './processes.ts';
+import { type BenchApi, createBenchProcesses, tailOf } from './processes.ts';
 import { type SeededCalls, seedCalls } from './seed-calls.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 100_000);
@@ -62,7 +62,6 @@ type Store = 'embedded' | 'postgres';
 const STORE_LABEL: Record<Store, string> = { embedded: 'embedded (PGlite)', postgres: 'PostgreSQL' };
 
 const work = await mkdtemp(join(tmpdir(), 'svc-bench-calls-'));
-const children: Child[] = [];
 let postgres: BenchPostgres | undefined;
 const benchStarted = performance.now();
 /** Results of in-process passes, kept so no pass can be optimised away. */
@@ -83,34 +82,8 @@ function record(row: string, store: Store, value: string): void {
   table.set(row, cells);
 }
 
-function start(name: string, script: string, options: Parameters<typeof startNode>[2]): Child {
-  const child = startNode(name, script, options);
-  children.push(child);
-  return child;
-}
-
-async function stop(child: Child): Promise<void> {
-  const code = await child.stop();
-  if (code !== '0') console.log(`  (${child.name} exited with ${code}:\n${tailOf(child, 5)})`);
-}
-
-interface Api {
-  child: Child;
-  url: string;
-  startSeconds: number;
-}
-
-/** A server of the real app as its own process; resolves once /readyz answers. */
-async function startApi(name: string, environment: Record<string, string>): Promise<Api> {
-  const port = await freePort();
-  const child = start(name, 'src/server.ts', {
-    environment: { HOST: '127.0.0.1', PORT: String(port), SVC_LOG_LEVEL: 'info', ...environment },
-    logFile: join(work, `${name}.log`),
-  });
-  const started = performance.now();
-  await waitUntilReady(child, `http://127.0.0.1:${port}/readyz`, 180_000);
-  return { child, url: `http://127.0.0.1:${port}`, startSeconds: (performance.now() - started) / 1000 };
-}
+const processes = createBenchProcesses(work, 180_000);
+const { start, startApi, stop } = processes;
 
 interface Credentials {
   projectId: string;
@@ -205,7 +178,7 @@ function path(query: ListQuery): string {
 }
 
 interface ListServer {
-  api: Api;
+  api: BenchApi;
   project: Credentials;
   seeded: SeededCalls;
   dataDirectory: string;
@@ -476,7 +449,7 @@ async function allCalls(url: string, apiToken: string): Promise<CallPage['items'
 }
 
 interface ProcessingServer {
-  api: Api;
+  api: BenchApi;
   project: Credentials;
   environment: Record<string, string>;
 }
@@ -709,7 +682,7 @@ try {
   if (sink === Number.MIN_VALUE) console.log(sink);
 } finally {
   for (const handle of handles) await closeStore(handle);
-  for (const child of children) await child.stop(5000);
+  await processes.stopAll();
   await postgres?.stop();
   await rm(work, { recursive: true, force: true });
 }

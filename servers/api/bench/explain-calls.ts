@@ -1,42 +1,12 @@
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-} from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from '../src/database/schema.ts';
 import { callOverview, findCallsPage } from '../src/repositories/call-queries.ts';
 import { callListQuerySchema, DEFAULT_CALLS_LIMIT } from '../src/routes/calls/index.ts';
 import { decodeCallCursor } from '../src/routes/sessions/cursor.ts';
+import { recordStatements } from './explain.ts';
 
-// The exact SQL that GET /v1/calls and GET /v1/calls/overview run for a query string: the
-// route's own parsing and repository functions, over a kysely instance whose driver only records
-// the compiled statements (answering each with one empty row, so the overview's
-// `executeTakeFirstOrThrow` goes on to its next statement).
-
-class RecordingDriver implements Driver {
-  readonly queries: CompiledQuery[] = [];
-  async init(): Promise<void> {}
-  async acquireConnection(): Promise<DatabaseConnection> {
-    return {
-      executeQuery: async (query) => {
-        this.queries.push(query);
-        return { rows: [{}] as never[] };
-      },
-      streamQuery: () => {
-        throw new Error('not recorded');
-      },
-    };
-  }
-  async beginTransaction(): Promise<void> {}
-  async commitTransaction(): Promise<void> {}
-  async rollbackTransaction(): Promise<void> {}
-  async releaseConnection(): Promise<void> {}
-  async destroy(): Promise<void> {}
-}
+// The exact SQL that GET /v1/calls and GET /v1/calls/overview run for a query string (see
+// recordStatements in explain.ts).
 
 /** Which endpoint: the list (`/v1/calls`) or the overview (`/v1/calls/overview`). */
 export type CallEndpoint = 'list' | 'overview';
@@ -47,29 +17,21 @@ export async function callQueriesSql(
   projectId: string,
   search: URLSearchParams,
 ): Promise<Array<{ sql: string; parameters: readonly unknown[] }>> {
-  const driver = new RecordingDriver();
-  const database = new Kysely<Database>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (db) => new PostgresIntrospector(db),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  });
   const query = callListQuerySchema.parse(Object.fromEntries(search));
-  if (endpoint === 'overview') {
-    await callOverview(database, projectId, { from: query.from, to: query.to });
-  } else {
+  const statements = await recordStatements(async (database) => {
+    if (endpoint === 'overview') {
+      await callOverview(database, projectId, { from: query.from, to: query.to });
+      return;
+    }
     const { limit, cursor, ...filters } = query;
     await findCallsPage(database, projectId, {
       filters,
       after: cursor === undefined ? undefined : decodeCallCursor(cursor),
       limit: limit ?? DEFAULT_CALLS_LIMIT,
     });
-  }
-  await database.destroy();
-  if (driver.queries.length === 0) throw new Error(`GET /v1/calls ${endpoint} ran no query`);
-  return driver.queries.map((recorded) => ({ sql: recorded.sql, parameters: recorded.parameters }));
+  });
+  if (statements.length === 0) throw new Error(`GET /v1/calls ${endpoint} ran no query`);
+  return statements;
 }
 
 /**

@@ -17,9 +17,10 @@ import {
   toSessionFilters,
 } from '../src/routes/sessions/query.ts';
 
-// The exact SQL that GET /v1/sessions runs for a query string: the route's own parsing and
-// repository function, over a kysely instance whose driver only records the compiled query.
+// The exact SQL a route runs for a query string: the route's own parsing and repository
+// functions, over a kysely instance whose driver only records the compiled statements.
 
+/** A driver that records every statement and answers each with one empty row. */
 class RecordingDriver implements Driver {
   readonly queries: CompiledQuery[] = [];
   async init(): Promise<void> {}
@@ -27,7 +28,8 @@ class RecordingDriver implements Driver {
     return {
       executeQuery: async (query) => {
         this.queries.push(query);
-        return { rows: [] };
+        // One empty row, so code that takes the first row (executeTakeFirstOrThrow) goes on.
+        return { rows: [{}] as never[] };
       },
       streamQuery: () => {
         throw new Error('not recorded');
@@ -41,11 +43,10 @@ class RecordingDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
-/** The SQL and parameters of `GET /v1/sessions?<search>` for `projectId`. */
-export async function sessionListSql(
-  projectId: string,
-  search: URLSearchParams,
-): Promise<{ sql: string; parameters: readonly unknown[] }> {
+/** The statements (SQL and parameters) `run` sends to the database it is given, in order. */
+export async function recordStatements(
+  run: (database: Kysely<Database>) => Promise<unknown>,
+): Promise<Array<{ sql: string; parameters: readonly unknown[] }>> {
   const driver = new RecordingDriver();
   const database = new Kysely<Database>({
     dialect: {
@@ -55,14 +56,24 @@ export async function sessionListSql(
       createQueryCompiler: () => new PostgresQueryCompiler(),
     },
   });
-  const query = sessionListQuerySchema.parse(Object.fromEntries(search));
-  await findSessionsPage(database, projectId, {
-    filters: toSessionFilters(query),
-    after: query.cursor === undefined ? undefined : decodeSessionCursor(query.cursor),
-    limit: query.limit ?? DEFAULT_SESSIONS_LIMIT,
-  });
+  await run(database);
   await database.destroy();
-  const recorded = driver.queries[0];
+  return driver.queries.map((recorded) => ({ sql: recorded.sql, parameters: recorded.parameters }));
+}
+
+/** The SQL and parameters of `GET /v1/sessions?<search>` for `projectId`. */
+export async function sessionListSql(
+  projectId: string,
+  search: URLSearchParams,
+): Promise<{ sql: string; parameters: readonly unknown[] }> {
+  const query = sessionListQuerySchema.parse(Object.fromEntries(search));
+  const [recorded] = await recordStatements((database) =>
+    findSessionsPage(database, projectId, {
+      filters: toSessionFilters(query),
+      after: query.cursor === undefined ? undefined : decodeSessionCursor(query.cursor),
+      limit: query.limit ?? DEFAULT_SESSIONS_LIMIT,
+    }),
+  );
   if (recorded === undefined) throw new Error('GET /v1/sessions ran no query');
   return { sql: recorded.sql, parameters: recorded.parameters };
 }

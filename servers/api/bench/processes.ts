@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/postgres.ts';
 
 // Child processes of the benchmark: every server runs as its own process (the real Node binary,
 // `process.execPath`, never pnpm's `node` shim, which does not pass SIGTERM on), with its output
@@ -83,7 +85,7 @@ export function tailOf(child: Child, lines = 20): string {
   }
 }
 
-export { freePort } from '../test/postgres.ts';
+export { freePort };
 
 /** Polls `url` until it answers 200; fails early when `child` exits, or after `timeoutMs`. */
 export async function waitUntilReady(child: Child, url: string, timeoutMs = 60_000): Promise<void> {
@@ -206,4 +208,46 @@ export function readMachineCpu(): MachineCpu | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A running API server process of a bench. */
+export interface BenchApi {
+  child: Child;
+  url: string;
+  /** Seconds from spawning to /readyz answering. */
+  startSeconds: number;
+}
+
+/**
+ * The processes a bench starts, logging into `work`: `start` any script, `startApi` the real
+ * server on a free port (resolves once /readyz answers), `stop` one (reporting an unclean exit),
+ * `stopAll` at the end, even after a failure.
+ */
+export function createBenchProcesses(work: string, readyTimeoutMs = 120_000) {
+  const children: Child[] = [];
+  const start = (name: string, script: string, options: Parameters<typeof startNode>[2]): Child => {
+    const child = startNode(name, script, options);
+    children.push(child);
+    return child;
+  };
+  return {
+    start,
+    async startApi(name: string, environment: Record<string, string>): Promise<BenchApi> {
+      const port = await freePort();
+      const child = start(name, 'src/server.ts', {
+        environment: { HOST: '127.0.0.1', PORT: String(port), SVC_LOG_LEVEL: 'info', ...environment },
+        logFile: join(work, `${name}.log`),
+      });
+      const started = performance.now();
+      await waitUntilReady(child, `http://127.0.0.1:${port}/readyz`, readyTimeoutMs);
+      return { child, url: `http://127.0.0.1:${port}`, startSeconds: (performance.now() - started) / 1000 };
+    },
+    async stop(child: Child): Promise<void> {
+      const code = await child.stop();
+      if (code !== '0') console.log(`  (${child.name} exited with ${code}:\n${tailOf(child, 5)})`);
+    },
+    async stopAll(): Promise<void> {
+      for (const child of children) await child.stop(5000);
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { ulid } from 'ulid';
 import type { Database } from '../src/database/schema.ts';
+import { createRandom, pick, type Weighted } from './random.ts';
 
 // Bulk-seeds calls for the calls benchmark, straight into the database (PostgreSQL or PGlite,
 // through the server's own kysely handle), shaped like what call processing writes
@@ -9,33 +10,9 @@ import type { Database } from '../src/database/schema.ts';
 // `sample_count`. Rows are generated here from a deterministic random and sent in batches as one
 // jsonb parameter (`jsonb_to_recordset`), which both engines take alike.
 
-/** Deterministic pseudo-random numbers (mulberry32), so every run seeds the same calls. */
-function createRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A standard normal variate (Box-Muller). */
 function gaussian(random: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
-}
-
-type Weighted<T> = ReadonlyArray<readonly [T, number]>;
-
-function pick<T>(random: () => number, choices: Weighted<T>): T {
-  const total = choices.reduce((sum, [, weight]) => sum + weight, 0);
-  let roll = random() * total;
-  for (const [value, weight] of choices) {
-    roll -= weight;
-    if (roll < 0) return value;
-  }
-  return (choices.at(-1) as readonly [T, number])[0];
 }
 
 const round1 = (value: number) => Math.round(value * 10) / 10;

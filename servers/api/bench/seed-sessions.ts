@@ -1,35 +1,12 @@
 import pg from 'pg';
 import { monotonicFactory } from 'ulid';
+import { createRandom, pick, type Weighted } from './random.ts';
 
 // Bulk-seeds sessions for the list benchmark straight into PostgreSQL, shaped like what ingest
 // indexes (src/repositories/ingest.ts): session rows with their aggregates (error_count, level,
 // chunk_count, max_seq; one seq missing in some sessions: a gap), chunk rows and signal rows
 // (errors `high`, custom events with a severity, SDK gaps and triggers `info`). A few
 // multi-row statements (unnest of arrays, generate_series), not 100k HTTP requests.
-
-/** Deterministic pseudo-random numbers (mulberry32), so every run seeds the same sessions. */
-function createRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-type Weighted<T> = ReadonlyArray<readonly [T, number]>;
-
-function pick<T>(random: () => number, choices: Weighted<T>): T {
-  const total = choices.reduce((sum, [, weight]) => sum + weight, 0);
-  let roll = random() * total;
-  for (const [value, weight] of choices) {
-    roll -= weight;
-    if (roll < 0) return value;
-  }
-  return (choices.at(-1) as readonly [T, number])[0];
-}
 
 const BROWSERS: Weighted<[string, string]> = [
   [['Chrome', '131.0'], 55],

@@ -29,6 +29,7 @@ import { describeLoad, type LoadResult, runLoad } from './load.ts';
 import { type BenchPostgres, startBenchPostgres } from './postgres.ts';
 import {
   type Child,
+  createBenchProcesses,
   freePort,
   megabytes,
   readMachineCpu,
@@ -36,7 +37,6 @@ import {
   readProcessCpu,
   resetPeakMemory,
   sampleMemory,
-  startNode,
   tailOf,
   waitUntilReady,
 } from './processes.ts';
@@ -54,35 +54,14 @@ const LIST_SECONDS = 3;
 const SLOW_LIST_MS = 100;
 
 const work = await mkdtemp(join(tmpdir(), 'svc-bench-'));
-const children: Child[] = [];
 let postgres: BenchPostgres | undefined;
 const summary: string[] = [];
 
 const ratio = (value: number, baseline: number) => `${(value / baseline).toFixed(2)}x`;
 const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
-function start(name: string, script: string, options: Parameters<typeof startNode>[2]): Child {
-  const child = startNode(name, script, options);
-  children.push(child);
-  return child;
-}
-
-async function stop(child: Child): Promise<void> {
-  const code = await child.stop();
-  if (code !== '0') console.log(`  (${child.name} exited with ${code}:\n${tailOf(child, 5)})`);
-}
-
-/** A server of the real app as its own process; resolves once /readyz answers. */
-async function startApi(name: string, environment: Record<string, string>) {
-  const port = await freePort();
-  const child = start(name, 'src/server.ts', {
-    environment: { HOST: '127.0.0.1', PORT: String(port), SVC_LOG_LEVEL: 'info', ...environment },
-    logFile: join(work, `${name}.log`),
-  });
-  const started = performance.now();
-  await waitUntilReady(child, `http://127.0.0.1:${port}/readyz`, 120_000);
-  return { child, url: `http://127.0.0.1:${port}`, startSeconds: (performance.now() - started) / 1000 };
-}
+const processes = createBenchProcesses(work, 120_000);
+const { start, startApi, stop } = processes;
 
 const INGEST_HEADERS = { 'content-type': 'application/octet-stream', 'x-service-encoding': 'json+deflate' };
 
@@ -469,7 +448,7 @@ try {
   console.log('\nSummary');
   for (const line of summary) console.log(`  ${line}`);
 } finally {
-  for (const child of children) await child.stop(5000);
+  await processes.stopAll();
   await postgres?.stop();
   await rm(work, { recursive: true, force: true });
 }
