@@ -3,34 +3,21 @@ import { copyFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deflate, newSessionId, rewriteChunk, validChunkFixture } from '../test/ingest-helpers.ts';
-import { captureIo, createScratchDirectories } from '../test/process-helpers.ts';
+import { captureIo, createScratchDirectories, createTestServers } from '../test/process-helpers.ts';
 import { runCli } from './cli.ts';
-import { type RunningServer, startServer } from './server.ts';
+import type { RunningServer } from './server.ts';
 
 // Master key rotation end to end: the real server on the embedded store, the operator CLI, and
 // chunks stored before a rotation read back after it.
 
-const servers: RunningServer[] = [];
+const servers = createTestServers();
 const scratch = createScratchDirectories('svc-rotation-');
+const { start, stop } = servers;
 
 afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
+  await servers.closeAll();
   await scratch.removeAll();
 });
-
-async function start(environment: Record<string, string>): Promise<RunningServer> {
-  const server = await startServer(
-    { PORT: '0', SVC_LOG_LEVEL: 'silent', ...environment },
-    { output: () => {} },
-  );
-  servers.push(server);
-  return server;
-}
-
-async function stop(server: RunningServer): Promise<void> {
-  servers.splice(servers.indexOf(server), 1);
-  await server.close();
-}
 
 /** Ingests one chunk through HTTP; returns how to read it back. */
 async function ingestOne(server: RunningServer) {

@@ -1,34 +1,23 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTimeline, chunkBytes, sessionMeta } from '../../test/call-timelines.ts';
 import { deflate, newSessionId } from '../../test/ingest-helpers.ts';
-import { captureIo, createScratchDirectories } from '../../test/process-helpers.ts';
+import { captureIo, createScratchDirectories, createTestServers } from '../../test/process-helpers.ts';
 import { runCli } from '../cli.ts';
-import { type RunningServer, startServer } from '../server.ts';
+import type { RunningServer } from '../server.ts';
 
 // The real server on the embedded store (its background call worker on, as `pnpm start` runs
 // it) and `svc reprocess-calls` after a change of detector thresholds.
 
-const servers: RunningServer[] = [];
+const servers = createTestServers();
 const scratch = createScratchDirectories('svc-calls-');
 
 afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
+  await servers.closeAll();
   await scratch.removeAll();
 });
 
-async function start(directory: string): Promise<RunningServer> {
-  const server = await startServer(
-    { PORT: '0', SVC_LOG_LEVEL: 'silent', SVC_DATA_DIR: directory },
-    { output: () => {} },
-  );
-  servers.push(server);
-  return server;
-}
-
-async function stop(server: RunningServer): Promise<void> {
-  servers.splice(servers.indexOf(server), 1);
-  await server.close();
-}
+const start = (directory: string) => servers.start({ SVC_DATA_DIR: directory });
+const { stop } = servers;
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
 
