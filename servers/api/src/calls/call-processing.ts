@@ -6,6 +6,7 @@ import type { BlobStore } from '../blob-store/index.ts';
 import type { MasterKey } from '../crypto/index.ts';
 import type { Database } from '../database/schema.ts';
 import type { NewCall, NewCallItem } from '../database/tables/calls.table.ts';
+import type { Session } from '../database/tables/sessions.table.ts';
 import { createId } from '../ids.ts';
 import { readChunkBytes } from '../routes/sessions/chunk-reader.ts';
 import { readSettings } from '../settings.ts';
@@ -220,16 +221,19 @@ function callRow(
   };
 }
 
-interface SessionFacts {
-  browser_name: string | null;
-  browser_version: string | null;
-  os_name: string | null;
-  os_version: string | null;
-  device: string | null;
-  release: string | null;
-  environment: string | null;
-  user_id: string | null;
-}
+/** The session's columns a call copies. */
+const SESSION_FACTS = [
+  'browser_name',
+  'browser_version',
+  'os_name',
+  'os_version',
+  'device',
+  'release',
+  'environment',
+  'user_id',
+] as const satisfies ReadonlyArray<keyof Session>;
+
+type SessionFacts = Pick<Session, (typeof SESSION_FACTS)[number]>;
 
 /** What one run of a job did. */
 export interface CallProcessingResult {
@@ -319,12 +323,29 @@ export async function processCallJob(
     ...fresh,
   ];
 
-  const alive = await database
-    .selectFrom('chunks')
-    .select(({ fn }) => [fn.max('sent_at').as('sent'), fn.max('received_at').as('received')])
+  // The session's facts the calls copy, and when it was last seen alive: its newest chunk's
+  // `sentAt` (client clock) and arrival (server clock).
+  const session = await database
+    .selectFrom('sessions')
+    .select(SESSION_FACTS)
+    .select((select) => [
+      select
+        .selectFrom('chunks')
+        .select(({ fn }) => fn.max('sent_at').as('sent'))
+        .whereRef('chunks.project_id', '=', 'sessions.project_id')
+        .whereRef('chunks.session_id', '=', 'sessions.id')
+        .as('last_sent_at'),
+      select
+        .selectFrom('chunks')
+        .select(({ fn }) => fn.max('received_at').as('received'))
+        .whereRef('chunks.project_id', '=', 'sessions.project_id')
+        .whereRef('chunks.session_id', '=', 'sessions.id')
+        .as('last_received_at'),
+    ])
     .where('project_id', '=', projectId)
-    .where('session_id', '=', sessionId)
+    .where('id', '=', sessionId)
     .executeTakeFirst();
+  const alive = { sent: session?.last_sent_at, received: session?.last_received_at };
   const lastSent = alive?.sent == null ? 0 : new Date(alive.sent).getTime();
   const lastReceived = alive?.received == null ? serverNow : new Date(alive.received).getTime();
   const latestItem = items.reduce((latest, entry) => Math.max(latest, entry.item.t), 0);
@@ -338,22 +359,6 @@ export async function processCallJob(
     clientNow,
     inactivityMs,
   });
-
-  const session = await database
-    .selectFrom('sessions')
-    .select([
-      'browser_name',
-      'browser_version',
-      'os_name',
-      'os_version',
-      'device',
-      'release',
-      'environment',
-      'user_id',
-    ])
-    .where('project_id', '=', projectId)
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
 
   const open = calls.filter((call) => call.state === 'open');
   const recheckAt =
