@@ -595,6 +595,7 @@ async function processBacklog(
         ...services,
         database: services.database.database,
         log: createLineLogger((line) => console.log(`  ${line}`)),
+        appUrl: services.configuration.appUrl,
       },
       { concurrency: chunkIndexConcurrency(services.configuration.database) },
     );

@@ -21,7 +21,10 @@ import { type Services, servicesPlugin } from './plugins/services.ts';
 import callRoutes from './routes/calls/index.ts';
 import configRoutes from './routes/config/index.ts';
 import healthRoutes from './routes/health/index.ts';
+import inboxRoutes from './routes/inbox/index.ts';
 import ingestRoutes from './routes/ingest/index.ts';
+import issueRoutes from './routes/issues/index.ts';
+import notificationRoutes from './routes/notifications/index.ts';
 import projectRoutes from './routes/projects/index.ts';
 import readingRoutes from './routes/sessions/reading-routes.ts';
 
@@ -66,6 +69,9 @@ export default async function app(fastify: FastifyInstance, services: Services) 
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });
   await fastify.register(readingRoutes); // /v1/sessions, /v1/visits, /share
   await fastify.register(callRoutes, { prefix: '/v1/calls' });
+  await fastify.register(issueRoutes); // /v1/issues, /v1/errors
+  await fastify.register(notificationRoutes, { prefix: '/v1/notifications' });
+  await fastify.register(inboxRoutes, { prefix: '/v1/inbox' });
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
 }

@@ -243,6 +243,7 @@ export async function runCli(
             blobStore: services.blobStore,
             masterKey: services.masterKey,
             log: createLineLogger((line) => io.stderr(`${line}\n`)),
+            appUrl: configuration.appUrl,
           });
           const processed = await worker.runUntilIdle();
           const { failures } = worker.stats();

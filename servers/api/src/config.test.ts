@@ -26,7 +26,24 @@ describe('loadConfiguration', () => {
       blobStore: { kind: 'file', directory: resolve('data', 'blobs') },
       logLevel: 'info',
       callWorker: true,
+      deliveryWorker: true,
+      appUrl: 'http://127.0.0.1:8080',
+      webhookAllowedHosts: expect.objectContaining({ text: '' }),
     });
+    expect(configuration.webhookAllowedHosts.hosts.size).toBe(0);
+  });
+
+  it('reads the webhook allow-list and the app URL, and names every bad entry', () => {
+    const configuration = loadConfiguration({
+      SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1, hooks.internal, 10.0.0.0/8',
+      SVC_APP_URL: 'https://app.example.com/',
+    });
+    expect(configuration.appUrl).toBe('https://app.example.com');
+    expect(configuration.webhookAllowedHosts.hosts.has('hooks.internal')).toBe(true);
+    expect(configuration.webhookAllowedHosts.networks.check('10.1.2.3', 'ipv4')).toBe(true);
+    expect(() => loadConfiguration({ SVC_WEBHOOK_ALLOWED_HOSTS: '10.0.0.0/33' })).toThrow(
+      /SVC_WEBHOOK_ALLOWED_HOSTS: .*10\.0\.0\.0\/33/,
+    );
   });
 
   it('switches to PostgreSQL with DATABASE_URL and to S3 with S3_BUCKET', () => {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { type AllowedHosts, parseAllowedHosts } from './notifications/destination-policy.ts';
 
 /**
  * Where relational data lives: the embedded PGlite store in the data directory (the default,
@@ -41,6 +42,18 @@ export interface Configuration {
    * Turn it off on API-only processes when separate processes run the workers.
    */
   callWorker: boolean;
+  /**
+   * `SVC_DELIVERY_WORKER`: this process delivers webhooks in the background (default true). Any
+   * number of processes on one PostgreSQL may.
+   */
+  deliveryWorker: boolean;
+  /** `SVC_APP_URL`: the dashboard's base URL in notification links (default: `publicUrl`). */
+  appUrl: string;
+  /**
+   * `SVC_WEBHOOK_ALLOWED_HOSTS`: hosts, addresses and CIDRs webhooks may reach although they are
+   * private, loopback or link-local (comma-separated). Empty: none.
+   */
+  webhookAllowedHosts: AllowedHosts;
 }
 
 /** Thrown by {@link loadConfiguration}: one line per bad setting, each naming the variable. */
@@ -111,6 +124,13 @@ const environmentSchema = z.object({
       .optional(),
   ),
   SVC_CALL_WORKER: optionalText.pipe(booleanText.optional()),
+  SVC_DELIVERY_WORKER: optionalText.pipe(booleanText.optional()),
+  SVC_APP_URL: optionalText.pipe(
+    z
+      .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL, e.g. https://app.example.com' })
+      .optional(),
+  ),
+  SVC_WEBHOOK_ALLOWED_HOSTS: optionalText,
   SVC_LOG_LEVEL: optionalText
     .default('info')
     .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
@@ -181,6 +201,8 @@ export function loadConfiguration(environment: Record<string, string | undefined
   if (s3Requested && settings.S3_BUCKET === undefined) {
     problems.push('S3_BUCKET: required when any S3_* setting is given (it switches blobs to S3 storage)');
   }
+  const allowedHosts = parseAllowedHosts(settings.SVC_WEBHOOK_ALLOWED_HOSTS);
+  for (const problem of allowedHosts.problems) problems.push(`SVC_WEBHOOK_ALLOWED_HOSTS: ${problem}`);
   if ((settings.S3_ACCESS_KEY_ID === undefined) !== (settings.S3_SECRET_ACCESS_KEY === undefined)) {
     problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: give both or neither');
   }
@@ -218,6 +240,9 @@ export function loadConfiguration(environment: Record<string, string | undefined
           },
     logLevel: settings.SVC_LOG_LEVEL,
     callWorker: settings.SVC_CALL_WORKER ?? true,
+    deliveryWorker: settings.SVC_DELIVERY_WORKER ?? true,
+    appUrl: (settings.SVC_APP_URL ?? publicUrl).replace(/\/+$/, ''),
+    webhookAllowedHosts: allowedHosts.allowed,
   };
   if (settings.SVC_MASTER_KEY !== undefined) configuration.masterKey = settings.SVC_MASTER_KEY;
   if (settings.SVC_MASTER_KEY_PREVIOUS !== undefined)
@@ -260,6 +285,9 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     blobStore,
     logLevel: configuration.logLevel,
     callWorker: configuration.callWorker,
+    deliveryWorker: configuration.deliveryWorker,
+    appUrl: configuration.appUrl,
+    webhookAllowedHosts: configuration.webhookAllowedHosts.text,
   };
 }
 

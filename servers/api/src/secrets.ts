@@ -53,6 +53,20 @@ export function createShareToken(): string {
 }
 
 /**
+ * A new webhook signing secret: `whsec_` and 256 random bits. Receivers key HMAC-SHA256 with the
+ * UTF-8 bytes of the whole string (PROTOCOL.md §6); the server keeps it sealed, never hashed,
+ * because it signs with it.
+ *
+ * @example
+ * ```ts
+ * createWebhookSecret(); // 'whsec_...'
+ * ```
+ */
+export function createWebhookSecret(): string {
+  return `whsec_${randomText(32)}`;
+}
+
+/**
  * SHA-256 of a secret token. The tokens are 256-bit random values, so a fast hash is as good as
  * a password hash here and lets a lookup use an index.
  */

@@ -1,69 +1,19 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openChunk, projectDataKey } from '../src/chunks/chunk-storage.ts';
 import { loadConfiguration } from '../src/config.ts';
 import { openServices } from '../src/open-services.ts';
 import { findProjectById } from '../src/repositories/projects.ts';
 import { deflate, newSessionId, rewriteChunk, validChunkFixture } from './ingest-helpers.ts';
+import { kill, spawnServer } from './process-helpers.ts';
 
-const serverPath = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const KILLS = 3;
 const SENDERS = 4;
 
-interface StartedServer {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
 /** Starts `src/server.ts` as its own process on the embedded store in `dataDirectory`. */
-async function startServer(dataDirectory: string): Promise<StartedServer> {
-  const child = spawn(process.execPath, ['--conditions=@svc/source', serverPath], {
-    env: {
-      PATH: process.env.PATH,
-      SVC_DATA_DIR: dataDirectory,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      SVC_LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.setEncoding('utf8').on('data', (text: string) => {
-    output += text;
-  });
-  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
-    output += text;
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
-    const onData = () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match !== null) {
-        clearTimeout(timer);
-        resolve(match[1] as string);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening:\n${output}`));
-    });
-  });
-  return { child, url, output: () => output };
-}
-
-async function kill(server: StartedServer): Promise<void> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = once(server.child, 'exit');
-  server.child.kill('SIGKILL');
-  await exited;
-}
+const startServer = (dataDirectory: string) => spawnServer({ SVC_DATA_DIR: dataDirectory });
 
 const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 

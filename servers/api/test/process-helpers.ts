@@ -1,6 +1,9 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { CliIo } from '../src/cli.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
 
@@ -57,4 +60,61 @@ export function createTestServers() {
       for (const server of servers.splice(0)) await server.close();
     },
   };
+}
+
+const serverPath = fileURLToPath(new URL('../src/server.ts', import.meta.url));
+
+/** A server running as its own process (so a test can SIGKILL it). */
+export interface SpawnedServer {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+/**
+ * Starts `src/server.ts` as its own process with `environment` (plus PATH, 127.0.0.1, a free
+ * port and `warn` logs), and resolves once it listens.
+ */
+export async function spawnServer(environment: Record<string, string>): Promise<SpawnedServer> {
+  const child = spawn(process.execPath, ['--conditions=@svc/source', serverPath], {
+    env: {
+      PATH: process.env.PATH,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      SVC_LOG_LEVEL: 'warn',
+      ...environment,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.setEncoding('utf8').on('data', (text: string) => {
+    output += text;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    output += text;
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
+    const onData = () => {
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    });
+  });
+  return { child, url, output: () => output };
+}
+
+/** SIGKILLs a spawned server (no shutdown of any kind) and waits for it to be gone. */
+export async function kill(server: SpawnedServer): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = once(server.child, 'exit');
+  server.child.kill('SIGKILL');
+  await exited;
 }

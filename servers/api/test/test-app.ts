@@ -56,6 +56,9 @@ export async function createTestApp(
     // Tests run call processing when they choose (`app.callWorker.runUntilIdle()`), unless they
     // turn the background worker on.
     SVC_CALL_WORKER: 'false',
+    // Likewise deliveries (`app.deliveryWorker.runUntilIdle()`); receivers listen on 127.0.0.1.
+    SVC_DELIVERY_WORKER: 'false',
+    SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     ...environment,
   });
   const database = await openTestDatabase(engine);
@@ -80,7 +83,13 @@ export async function createTestApp(
   }
 
   const first = await createTestProject();
-  const callDependencies = { database: database.database, blobStore, masterKey, log: app.log };
+  const callDependencies = {
+    database: database.database,
+    blobStore,
+    masterKey,
+    log: app.log,
+    appUrl: configuration.appUrl,
+  };
   const callWorker = createCallWorker(callDependencies);
   return {
     app,

@@ -8,6 +8,7 @@ import type { Database } from '../database/schema.ts';
 import type { NewCall, NewCallItem } from '../database/tables/calls.table.ts';
 import type { Session } from '../database/tables/sessions.table.ts';
 import { createId } from '../ids.ts';
+import { errorOccurrence, findingOccurrences, recordOccurrences } from '../issues/clusters.ts';
 import { readChunkBytes } from '../routes/sessions/chunk-reader.ts';
 import { readSettings } from '../settings.ts';
 import { type CallSummary, type PlacedCallItem, summarizeCalls } from './summarize-calls.ts';
@@ -18,6 +19,10 @@ export interface CallProcessingDependencies {
   blobStore: BlobStore;
   masterKey: MasterKey;
   log: FastifyBaseLogger;
+  /** The dashboard's base URL, for the links notifications carry. */
+  appUrl: string;
+  /** Called after a job wrote deliveries (the server wakes its delivery worker). */
+  onDeliveriesQueued?: () => void;
 }
 
 /** A claimed job: the session to process and the generation the worker saw. */
@@ -244,20 +249,26 @@ export interface CallProcessingResult {
   openCalls: number;
   findings: number;
   trackSamples: number;
+  /** Occurrences newly recorded into issue clusters, and the notifications they caused. */
+  occurrences: number;
+  events: number;
+  deliveries: number;
   /** When to look again (a call is still open), or undefined. */
   recheckAt?: Date;
 }
 
 /**
- * Processes one session's call data:
+ * Processes one session's call data and errors:
  *
  * 1. reads the chunks with call items that were not read yet (late chunks included) from the
  *    blob store and validates their items as ingest did;
  * 2. recomputes every call of the session from all its items: a call row per peer connection
  *    (`scoreCall`, setup time, path, network, codec, the session's browser/os/device/release/user),
  *    per-track metric series, and `@svc/detectors` findings with the project's thresholds;
- * 3. writes the new items, the calls, their tracks and findings in one transaction, and ends the
- *    job in it.
+ * 3. writes the new items, the calls, their tracks and findings in one transaction;
+ * 4. in that transaction, records the findings and the session's errors into the project's issue
+ *    clusters, which write the notifications (events, outbox rows) their changes cause
+ *    (`recordOccurrences`), and ends the job.
  *
  * Deterministic (the same items give the same rows) and idempotent: a job run twice, or a crash
  * between two runs, changes nothing. Calls with no `pc_closed` are closed once the session sent
@@ -272,12 +283,22 @@ export async function processCallJob(
   const { projectId, sessionId } = job;
   const project = await database
     .selectFrom('projects')
-    .select(['id', 'wrapped_data_key', 'settings'])
+    .select(['id', 'organization_id', 'wrapped_data_key', 'settings'])
     .where('id', '=', projectId)
     .executeTakeFirst();
   if (project === undefined) {
     await finishCallJob(database, job, undefined);
-    return { chunksRead: 0, itemsAdded: 0, calls: 0, openCalls: 0, findings: 0, trackSamples: 0 };
+    return {
+      chunksRead: 0,
+      itemsAdded: 0,
+      calls: 0,
+      openCalls: 0,
+      findings: 0,
+      trackSamples: 0,
+      occurrences: 0,
+      events: 0,
+      deliveries: 0,
+    };
   }
   const settings = readSettings(project.settings);
 
@@ -328,6 +349,7 @@ export async function processCallJob(
   const session = await database
     .selectFrom('sessions')
     .select(SESSION_FACTS)
+    .select(['started_at', 'url'])
     .select((select) => [
       select
         .selectFrom('chunks')
@@ -369,7 +391,16 @@ export async function processCallJob(
             Math.max(1_000, inactivityMs - (clientNow - Math.min(...open.map((call) => call.lastItemAt)))),
         );
 
-  await database.transaction().execute(async (transaction) => {
+  const errors = await database
+    .selectFrom('session_signals')
+    .select(['seq', 'event_index', 't', 'name', 'message', 'details'])
+    .where('project_id', '=', projectId)
+    .where('session_id', '=', sessionId)
+    .where('kind', '=', 'error')
+    .execute();
+  const occurrences = [...findingOccurrences(findings), ...errors.map(errorOccurrence)];
+
+  const recorded = await database.transaction().execute(async (transaction) => {
     const rows = fresh.map((entry) => itemRow(projectId, sessionId, entry));
     for (let start = 0; start < rows.length; start += ITEM_BATCH) {
       await transaction
@@ -464,8 +495,26 @@ export async function processCallJob(
         .execute();
     }
     await stale.execute();
+    const clustered =
+      session === undefined
+        ? undefined
+        : await recordOccurrences(
+            transaction,
+            project,
+            {
+              id: sessionId,
+              startedAt: new Date(session.started_at).getTime(),
+              release: session.release,
+              environment: session.environment,
+              url: session.url,
+            },
+            occurrences,
+            { now: new Date(serverNow), appUrl: dependencies.appUrl },
+          );
     await finishCallJob(transaction, job, recheckAt);
+    return clustered;
   });
+  if ((recorded?.deliveries ?? 0) > 0) dependencies.onDeliveriesQueued?.();
 
   return {
     chunksRead: unread.length,
@@ -477,6 +526,9 @@ export async function processCallJob(
       (sum, call) => sum + call.tracks.reduce((tracks, track) => tracks + track.sampleCount, 0),
       0,
     ),
+    occurrences: recorded?.added ?? 0,
+    events: recorded?.events.length ?? 0,
+    deliveries: recorded?.deliveries ?? 0,
     ...(recheckAt === undefined ? {} : { recheckAt }),
   };
 }

@@ -1,3 +1,4 @@
+import { createPollingLoop, type PollingLoop, runConcurrently } from '../workers/polling-loop.ts';
 import {
   type CallProcessingDependencies,
   type CallProcessingResult,
@@ -35,15 +36,7 @@ export interface CallWorkerStats {
 }
 
 /** The in-process worker of call processing jobs. */
-export interface CallWorker {
-  /** Starts polling in the background (idempotent). */
-  start(): void;
-  /** Looks for due jobs now instead of at the next poll (ingest calls it after a call chunk). */
-  wake(): void;
-  /** Runs due jobs until none is due; resolves with how many ran. For tests, the CLI and benches. */
-  runUntilIdle(): Promise<number>;
-  /** Stops polling and waits for the job in hand. */
-  stop(): Promise<void>;
+export interface CallWorker extends PollingLoop {
   stats(): CallWorkerStats;
 }
 
@@ -69,12 +62,6 @@ export function createCallWorker(
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const leaseMs = options.leaseMs ?? 60_000;
   const totals: CallWorkerStats = { jobs: 0, failures: 0, chunksRead: 0, itemsAdded: 0, trackSamples: 0 };
-  let running = false;
-  let loop: Promise<void> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let wakeUp: (() => void) | undefined;
-  let woken = false;
-
   const add = (result: CallProcessingResult) => {
     totals.jobs += 1;
     totals.chunksRead += result.chunksRead;
@@ -85,15 +72,7 @@ export function createCallWorker(
   /** One claim and its jobs: how many jobs ran. */
   async function runBatch(): Promise<number> {
     const jobs = await claimCallJobs(dependencies.database, batchSize, leaseMs);
-    let next = 0;
-    const lane = async () => {
-      while (next < jobs.length) {
-        const job = jobs[next];
-        next += 1;
-        if (job !== undefined) await runJob(job);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, lane));
+    await runConcurrently(jobs, concurrency, runJob);
     return jobs.length;
   }
 
@@ -112,58 +91,13 @@ export function createCallWorker(
     }
   }
 
-  async function poll(): Promise<void> {
-    while (running) {
-      let ran = 0;
-      try {
-        ran = await runBatch();
-      } catch (error) {
-        dependencies.log.error({ err: error }, 'could not claim call jobs');
-      }
-      if (ran > 0 || !running) continue;
-      if (woken) {
-        woken = false;
-        continue;
-      }
-      await new Promise<void>((resolve) => {
-        wakeUp = resolve;
-        timer = setTimeout(resolve, pollMs);
-        timer.unref();
-      });
-      wakeUp = undefined;
-      woken = false;
-    }
-  }
+  const loop = createPollingLoop(runBatch, {
+    pollMs,
+    onError: (error) => dependencies.log.error({ err: error }, 'could not claim call jobs'),
+  });
 
   return {
-    start() {
-      if (running) return;
-      running = true;
-      loop = poll();
-    },
-    wake() {
-      woken = true;
-      if (wakeUp !== undefined) {
-        clearTimeout(timer);
-        wakeUp();
-      }
-    },
-    async runUntilIdle() {
-      let total = 0;
-      for (;;) {
-        const ran = await runBatch();
-        if (ran === 0) return total;
-        total += ran;
-      }
-    },
-    async stop() {
-      running = false;
-      if (wakeUp !== undefined) {
-        clearTimeout(timer);
-        wakeUp();
-      }
-      await loop;
-    },
+    ...loop,
     stats() {
       return { ...totals };
     },

@@ -8,6 +8,7 @@ import * as chunkSessionInCode from './migrations/2026-11-24-chunk-session-in-co
 import * as sessionUserSeq from './migrations/2026-11-24-session-user-seq.ts';
 import * as calls from './migrations/2026-11-25-calls.ts';
 import * as callsFilterIndexes from './migrations/2026-11-25-calls-filter-indexes.ts';
+import * as issuesNotifications from './migrations/2026-11-26-issues-notifications.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -22,6 +23,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-24-session-user-seq': sessionUserSeq,
   '2026-11-25-calls': calls,
   '2026-11-25-calls-filter-indexes': callsFilterIndexes,
+  '2026-11-26-issues-notifications': issuesNotifications,
 };
 
 /**

@@ -7,6 +7,15 @@ import type {
   CallTracksTable,
 } from './tables/calls.table.ts';
 import type { ChunksTable } from './tables/chunks.table.ts';
+import type { ClusterOccurrencesTable, IssueClustersTable } from './tables/issues.table.ts';
+import type {
+  DeliveriesTable,
+  DeliveryAttemptsTable,
+  NotificationChannelsTable,
+  NotificationEventsTable,
+  NotificationRulesTable,
+  RuleThrottlesTable,
+} from './tables/notifications.table.ts';
 import type { OrganizationsTable } from './tables/organizations.table.ts';
 import type { ProjectsTable } from './tables/projects.table.ts';
 import type { SessionSignalsTable } from './tables/session-signals.table.ts';
@@ -27,4 +36,12 @@ export interface Database {
   calls: CallsTable;
   call_tracks: CallTracksTable;
   call_findings: CallFindingsTable;
+  issue_clusters: IssueClustersTable;
+  cluster_occurrences: ClusterOccurrencesTable;
+  notification_channels: NotificationChannelsTable;
+  notification_rules: NotificationRulesTable;
+  rule_throttles: RuleThrottlesTable;
+  notification_events: NotificationEventsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
 }

@@ -240,9 +240,10 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
     );
     expect(identified).toHaveLength(4);
 
-    // Call jobs: queued by the chunk with call items (seq 4, first to arrive), then bumped by
-    // each later chunk with session facts the calls copy (seq 0's meta; seq 1 and 3 identify in
-    // even sessions); the retried seq 2 is not new and bumps nothing.
+    // Processing jobs: queued by the chunk with call items (seq 4, first to arrive, in every
+    // third session) or by the chunk with an error (seq 2, every session), then bumped by each
+    // later chunk with session facts the calls copy (seq 0's meta; seq 1 and 3 identify in even
+    // sessions) once a job exists; the retried seq 2 is not new and bumps nothing.
     const jobs = (projectId: string) =>
       database.database
         .selectFrom('call_jobs')
@@ -252,9 +253,14 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
         .execute();
     expect(await jobs(viaStatement)).toEqual(await jobs(viaTransaction));
     expect((await jobs(viaStatement)).map((job) => [job.session_id.slice(-4), job.generation])).toEqual([
-      ['0000', 4],
-      ['0003', 2],
-      ['0006', 4],
+      ['0000', 5], // call (4), meta (0), error (2), identify (1), identify (3)
+      ['0001', 1], // error (2)
+      ['0002', 3], // error (2), identify (1), identify (3)
+      ['0003', 3], // call (4), meta (0), error (2)
+      ['0004', 3],
+      ['0005', 1],
+      ['0006', 5],
+      ['0007', 1],
     ]);
   });
 

@@ -12,6 +12,9 @@ import {
   createChunkIndexWriter,
   SERVER_LINGER_MS,
 } from '../ingest/chunk-index-writer.ts';
+import { releaseDeliveryLeases } from '../notifications/deliveries.ts';
+import { createDeliveryWorker, type DeliveryWorker } from '../notifications/delivery-worker.ts';
+import { createDestinationPolicy } from '../notifications/destination-policy.ts';
 
 /** What the server process opened before building the app: the app never opens or closes them. */
 export interface Services {
@@ -38,6 +41,8 @@ declare module 'fastify' {
     chunkIndex: ChunkIndexWriter;
     /** Call processing jobs (started in the background unless `configuration.callWorker` is off). */
     callWorker: CallWorker;
+    /** Webhook deliveries (started in the background unless `configuration.deliveryWorker` is off). */
+    deliveryWorker: DeliveryWorker;
   }
 }
 
@@ -67,18 +72,35 @@ export const servicesPlugin = fastifyPlugin(
       flush: services.database.flush,
     });
     fastify.decorate('chunkIndex', chunkIndex);
+    const deliveryWorker = createDeliveryWorker({
+      database: services.database.database,
+      masterKey: services.masterKey,
+      policy: createDestinationPolicy(services.configuration.webhookAllowedHosts),
+      log: fastify.log.child({ worker: 'deliveries' }),
+    });
+    fastify.decorate('deliveryWorker', deliveryWorker);
     const callWorker = createCallWorker(
       {
         database: services.database.database,
         blobStore: services.blobStore,
         masterKey: services.masterKey,
         log: fastify.log.child({ worker: 'calls' }),
+        appUrl: services.configuration.appUrl,
+        onDeliveriesQueued: () => deliveryWorker.wake(),
       },
       // Jobs wait on the database most of their time: as many at once as index batches.
       { concurrency: chunkIndexConcurrency(services.configuration.database) },
     );
     fastify.decorate('callWorker', callWorker);
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => callWorker.start());
+    if (services.configuration.deliveryWorker) {
+      fastify.addHook('onReady', async () => {
+        // The embedded store is one process: a lease still held is from a process that died.
+        if (services.configuration.database.engine === 'pglite')
+          await releaseDeliveryLeases(services.database.database);
+        deliveryWorker.start();
+      });
+    }
     // Writes other than ingest (which flushes per batch) are made durable before their answer.
     fastify.addHook('onSend', async (request, reply, payload) => {
       if (
@@ -92,6 +114,7 @@ export const servicesPlugin = fastifyPlugin(
     });
     fastify.addHook('onClose', async () => {
       await callWorker.stop();
+      await deliveryWorker.stop();
       await chunkIndex.drain();
       const { batches, chunks } = chunkIndex.stats();
       if (batches > 0)

@@ -68,3 +68,29 @@ export function decodeEventCursor(cursor: string): EventPosition {
   if (!isCount(seq) || !isCount(index)) throw badCursor();
   return { seq: seq as number, index: index as number };
 }
+
+/** `[id]`: the last item of a page ordered by id, newest first (ids are ULIDs). */
+export function encodeIdCursor(id: string): string {
+  return encode([id]);
+}
+
+/** Throws a 400 `invalid` for anything {@link encodeIdCursor} did not produce with ids of `prefix`. */
+export function decodeIdCursor(cursor: string, prefix: 'dlv' | 'evt'): string {
+  const value = decode(cursor);
+  if (!Array.isArray(value) || value.length !== 1 || !isId(prefix, value[0])) throw badCursor();
+  return value[0] as string;
+}
+
+/** `[lastSeenAt ms, clusterId]`: the last cluster of a page, most recently seen first. */
+export function encodeClusterCursor(position: { lastSeenAt: Date; id: string }): string {
+  return encode([position.lastSeenAt.getTime(), position.id]);
+}
+
+/** Throws a 400 `invalid` for anything {@link encodeClusterCursor} did not produce. */
+export function decodeClusterCursor(cursor: string): { lastSeenAt: Date; id: string } {
+  const value = decode(cursor);
+  if (!Array.isArray(value) || value.length !== 2) throw badCursor();
+  const [time, id] = value as [unknown, unknown];
+  if (!Number.isSafeInteger(time) || (time as number) < 0 || !isId('cl', id)) throw badCursor();
+  return { lastSeenAt: new Date(time as number), id };
+}

@@ -1,0 +1,233 @@
+import { WEBHOOK_VERSION, type WebhookEvent, type WebhookEventType } from '@svc/protocol';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database } from '../database/schema.ts';
+import type { Project } from '../database/tables/projects.table.ts';
+import { createId } from '../ids.ts';
+import { type RuleSubject, ruleMatches, ruleSourceSchema } from './rules.ts';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** A notification's `data` (PROTOCOL.md §6): cluster events add `cluster` and `links.replay`. */
+export type NotificationData = WebhookEvent['data'];
+
+/** A notification a cause wants to send, before rules decide where it goes. */
+export interface NotificationDraft {
+  type: WebhookEventType;
+  /** What rules match on. */
+  subject: RuleSubject;
+  /** What a rule's throttle counts per: the cluster id, or `custom:<name>`. */
+  throttleKey: string;
+  clusterId?: string;
+  data: NotificationData;
+}
+
+/** What {@link notify} wrote. */
+export interface NotifyResult {
+  /** Ids of the events written (one per draft that some rule matched and no throttle held). */
+  events: string[];
+  deliveries: number;
+}
+
+/** The webhook envelope of an event (PROTOCOL.md §6). */
+export function envelopeOf(
+  project: Pick<Project, 'id' | 'organization_id'>,
+  id: string,
+  type: WebhookEventType,
+  createdAt: Date,
+  data: NotificationData,
+): WebhookEvent {
+  return {
+    id,
+    type,
+    version: WEBHOOK_VERSION,
+    createdAt: createdAt.toISOString(),
+    orgId: project.organization_id,
+    projectId: project.id,
+    data,
+  } as WebhookEvent;
+}
+
+/**
+ * Routes notifications through the project's enabled rules, inside the caller's transaction
+ * (the transaction of their cause, so a cause is never recorded without its notifications):
+ *
+ * - a draft that no rule matches, or whose every matching rule is throttled, writes nothing;
+ * - otherwise one event (`evt_`, its envelope as every channel will receive it) goes to the
+ *   inbox, and one outbox row (`deliveries`, due now) per enabled channel of the matching rules;
+ * - a rule with `throttle_minutes` notifies about one subject (a cluster, a custom event name)
+ *   at most once in that window.
+ *
+ * @example
+ * ```ts
+ * await database.transaction().execute((transaction) => notify(transaction, project, drafts, new Date()));
+ * ```
+ */
+export async function notify(
+  transaction: Executor,
+  project: Pick<Project, 'id' | 'organization_id'>,
+  drafts: readonly NotificationDraft[],
+  now: Date,
+): Promise<NotifyResult> {
+  const result: NotifyResult = { events: [], deliveries: 0 };
+  if (drafts.length === 0) return result;
+  const rules = await transaction
+    .selectFrom('notification_rules')
+    .select(['id', 'source', 'channel_ids', 'throttle_minutes'])
+    .where('project_id', '=', project.id)
+    .where('enabled', '=', true)
+    .orderBy('id')
+    .execute();
+  if (rules.length === 0) return result;
+  const parsedRules = rules.flatMap((rule) => {
+    const source = ruleSourceSchema.safeParse(rule.source);
+    return source.success ? [{ ...rule, source: source.data }] : [];
+  });
+  const channels = new Set(
+    (
+      await transaction
+        .selectFrom('notification_channels')
+        .select('id')
+        .where('project_id', '=', project.id)
+        .where('enabled', '=', true)
+        .execute()
+    ).map((channel) => channel.id),
+  );
+
+  for (const draft of drafts) {
+    const matching = parsedRules.filter((rule) => ruleMatches(rule.source, draft.subject));
+    if (matching.length === 0) continue;
+    const throttled = matching.filter((rule) => rule.throttle_minutes > 0);
+    const held = new Set<string>();
+    if (throttled.length > 0) {
+      const rows = await transaction
+        .selectFrom('rule_throttles')
+        .select(['rule_id', 'notified_at'])
+        .where('project_id', '=', project.id)
+        .where('subject', '=', draft.throttleKey)
+        .where(
+          'rule_id',
+          'in',
+          throttled.map((rule) => rule.id),
+        )
+        .execute();
+      for (const row of rows) {
+        const rule = throttled.find((candidate) => candidate.id === row.rule_id);
+        if (
+          rule !== undefined &&
+          now.getTime() - new Date(row.notified_at).getTime() < rule.throttle_minutes * 60_000
+        )
+          held.add(row.rule_id);
+      }
+    }
+    const firing = matching.filter((rule) => !held.has(rule.id));
+    if (firing.length === 0) continue;
+
+    const id = createId('evt');
+    await transaction
+      .insertInto('notification_events')
+      .values({
+        project_id: project.id,
+        id,
+        type: draft.type,
+        severity: draft.data.severity,
+        title: draft.data.title,
+        cluster_id: draft.clusterId ?? null,
+        rule_ids: JSON.stringify(firing.map((rule) => rule.id)),
+        payload: JSON.stringify(envelopeOf(project, id, draft.type, now, draft.data)),
+        inbox: true,
+        created_at: now,
+      })
+      .execute();
+    result.events.push(id);
+
+    const targets = [
+      ...new Set(firing.flatMap((rule) => rule.channel_ids).filter((channel) => channels.has(channel))),
+    ].sort();
+    if (targets.length > 0) {
+      await transaction
+        .insertInto('deliveries')
+        .values(
+          targets.map((channelId) => ({
+            project_id: project.id,
+            id: createId('dlv'),
+            event_id: id,
+            event_type: draft.type,
+            channel_id: channelId,
+            due_at: now,
+          })),
+        )
+        .execute();
+      result.deliveries += targets.length;
+    }
+    await transaction
+      .insertInto('rule_throttles')
+      .values(
+        firing.map((rule) => ({
+          project_id: project.id,
+          rule_id: rule.id,
+          subject: draft.throttleKey,
+          notified_at: now,
+        })),
+      )
+      .onConflict((conflict) =>
+        conflict
+          .columns(['project_id', 'rule_id', 'subject'])
+          .doUpdateSet({ notified_at: sql<Date>`excluded.notified_at` }),
+      )
+      .execute();
+  }
+  return result;
+}
+
+/**
+ * Writes a `notification.test` event for one channel and its delivery, due now. The event is not
+ * in the inbox.
+ *
+ * @returns the event and delivery ids
+ */
+export async function queueTestNotification(
+  database: Kysely<Database>,
+  project: Pick<Project, 'id' | 'organization_id'>,
+  channel: { id: string; name: string },
+  links: Record<string, string>,
+  now: Date,
+): Promise<{ eventId: string; deliveryId: string }> {
+  const eventId = createId('evt');
+  const deliveryId = createId('dlv');
+  const data: NotificationData = {
+    title: 'Test notification',
+    summary: `A test of the channel "${channel.name}". If you can read this, it works.`,
+    severity: 'info',
+    counts: {},
+    links,
+  };
+  await database.transaction().execute(async (transaction) => {
+    await transaction
+      .insertInto('notification_events')
+      .values({
+        project_id: project.id,
+        id: eventId,
+        type: 'notification.test',
+        severity: 'info',
+        title: data.title,
+        cluster_id: null,
+        rule_ids: JSON.stringify([]),
+        payload: JSON.stringify(envelopeOf(project, eventId, 'notification.test', now, data)),
+        inbox: false,
+        created_at: now,
+      })
+      .execute();
+    await transaction
+      .insertInto('deliveries')
+      .values({
+        project_id: project.id,
+        id: deliveryId,
+        event_id: eventId,
+        event_type: 'notification.test',
+        channel_id: channel.id,
+        due_at: now,
+      })
+      .execute();
+  });
+  return { eventId, deliveryId };
+}
