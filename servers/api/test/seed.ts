@@ -114,15 +114,13 @@ function signalOf(
         details: JSON.stringify({ source: event.source, stack: event.stack }),
       };
     case 'custom':
-      return event.severity === undefined
-        ? undefined
-        : {
-            ...base,
-            kind: 'custom',
-            severity: event.severity as SignalSeverity,
-            name: event.name as string,
-            details: JSON.stringify(event.props === undefined ? {} : { props: event.props }),
-          };
+      return {
+        ...base,
+        kind: 'custom',
+        severity: (event.severity as SignalSeverity | undefined) ?? null,
+        name: event.name as string,
+        details: JSON.stringify(event.props === undefined ? {} : { props: event.props }),
+      };
     case 'gap':
       return {
         ...base,
@@ -253,7 +251,8 @@ export async function seedSession(
   const nameAndVersion = (key: string) => meta?.[key] as { name: string; version: string } | undefined;
   const level = signals.reduce<SignalSeverity | undefined>(
     (highest, signal) =>
-      highest === undefined || SEVERITY_RANK.indexOf(signal.severity) > SEVERITY_RANK.indexOf(highest)
+      signal.severity != null &&
+      (highest === undefined || SEVERITY_RANK.indexOf(signal.severity) > SEVERITY_RANK.indexOf(highest))
         ? signal.severity
         : highest,
     undefined,

@@ -9,6 +9,7 @@ import type { NewCall, NewCallItem } from '../database/tables/calls.table.ts';
 import type { Session } from '../database/tables/sessions.table.ts';
 import { createId } from '../ids.ts';
 import { errorOccurrence, findingOccurrences, recordOccurrences } from '../issues/clusters.ts';
+import { notifyCustomEvents } from '../notifications/custom-events.ts';
 import { readChunkBytes } from '../routes/sessions/chunk-reader.ts';
 import { readSettings } from '../settings.ts';
 import { type CallSummary, type PlacedCallItem, summarizeCalls } from './summarize-calls.ts';
@@ -268,7 +269,8 @@ export interface CallProcessingResult {
  * 3. writes the new items, the calls, their tracks and findings in one transaction;
  * 4. in that transaction, records the findings and the session's errors into the project's issue
  *    clusters, which write the notifications (events, outbox rows) their changes cause
- *    (`recordOccurrences`), and ends the job.
+ *    (`recordOccurrences`), matches new custom events against custom rules
+ *    (`notifyCustomEvents`), and ends the job.
  *
  * Deterministic (the same items give the same rows) and idempotent: a job run twice, or a crash
  * between two runs, changes nothing. Calls with no `pc_closed` are closed once the session sent
@@ -495,24 +497,26 @@ export async function processCallJob(
         .execute();
     }
     await stale.execute();
-    const clustered =
-      session === undefined
-        ? undefined
-        : await recordOccurrences(
-            transaction,
-            project,
-            {
-              id: sessionId,
-              startedAt: new Date(session.started_at).getTime(),
-              release: session.release,
-              environment: session.environment,
-              url: session.url,
-            },
-            occurrences,
-            { now: new Date(serverNow), appUrl: dependencies.appUrl },
-          );
+    let notified: { occurrences: number; events: number; deliveries: number } | undefined;
+    if (session !== undefined) {
+      const described = {
+        id: sessionId,
+        startedAt: new Date(session.started_at).getTime(),
+        release: session.release,
+        environment: session.environment,
+        url: session.url,
+      };
+      const at = { now: new Date(serverNow), appUrl: dependencies.appUrl };
+      const clustered = await recordOccurrences(transaction, project, described, occurrences, at);
+      const custom = await notifyCustomEvents(transaction, project, described, at);
+      notified = {
+        occurrences: clustered.added,
+        events: clustered.events.length + custom.events.length,
+        deliveries: clustered.deliveries + custom.deliveries,
+      };
+    }
     await finishCallJob(transaction, job, recheckAt);
-    return clustered;
+    return notified;
   });
   if ((recorded?.deliveries ?? 0) > 0) dependencies.onDeliveriesQueued?.();
 
@@ -526,8 +530,8 @@ export async function processCallJob(
       (sum, call) => sum + call.tracks.reduce((tracks, track) => tracks + track.sampleCount, 0),
       0,
     ),
-    occurrences: recorded?.added ?? 0,
-    events: recorded?.events.length ?? 0,
+    occurrences: recorded?.occurrences ?? 0,
+    events: recorded?.events ?? 0,
     deliveries: recorded?.deliveries ?? 0,
     ...(recheckAt === undefined ? {} : { recheckAt }),
   };

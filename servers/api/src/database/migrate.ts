@@ -9,6 +9,7 @@ import * as sessionUserSeq from './migrations/2026-11-24-session-user-seq.ts';
 import * as calls from './migrations/2026-11-25-calls.ts';
 import * as callsFilterIndexes from './migrations/2026-11-25-calls-filter-indexes.ts';
 import * as issuesNotifications from './migrations/2026-11-26-issues-notifications.ts';
+import * as customSignals from './migrations/2026-11-27-custom-signals.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -24,6 +25,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-25-calls': calls,
   '2026-11-25-calls-filter-indexes': callsFilterIndexes,
   '2026-11-26-issues-notifications': issuesNotifications,
+  '2026-11-27-custom-signals': customSignals,
 };
 
 /**

@@ -233,7 +233,8 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
         .execute();
     expect(await chunks(viaStatement)).toHaveLength(40);
     expect(await chunks(viaStatement)).toEqual(await chunks(viaTransaction));
-    expect(await signals(viaStatement)).toHaveLength(8);
+    // One error and five custom events (one per chunk, `step_<seq>`) per session.
+    expect(await signals(viaStatement)).toHaveLength(48);
     expect(await signals(viaStatement)).toEqual(await signals(viaTransaction));
     const identified = (await sessionRows(database, viaStatement)).filter((row) =>
       row.user_id?.startsWith('identified_'),

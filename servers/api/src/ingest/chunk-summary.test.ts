@@ -33,11 +33,13 @@ describe('summarizeChunk', () => {
       summary.signals.map((signal) => [signal.eventIndex, signal.kind, signal.severity, signal.name]),
     ).toEqual([
       [1, 'custom', 'critical', 'checkout_failed'],
+      [2, 'custom', undefined, 'no_severity'],
       [3, 'error', 'high', 'Error'],
       [5, 'trigger', 'info', 'webrtc:freeze'],
     ]);
     expect(summary).toMatchObject({
       eventCount: 5,
+      customCount: 2,
       firstEventAt: 1763700000500,
       lastEventAt: 1763700005000,
       sessionStart: 1763700000500,
@@ -46,6 +48,13 @@ describe('summarizeChunk', () => {
       level: 'critical',
       user: { source: 'identify', user: { id: 'u_1', email: 'a@example.com' } },
     });
+  });
+
+  it('raises no level for custom events without a severity', () => {
+    const summary = summarize({ ...base, events: [{ t: 1763700003000, type: 'custom', name: 'clicked' }] });
+    expect(summary.signals).toHaveLength(1);
+    expect(summary.customCount).toBe(1);
+    expect(summary.level).toBeUndefined();
   });
 
   it('starts an empty chunk at sentAt and raises no level', () => {

@@ -17,7 +17,8 @@ export interface ChunkSignal {
   eventIndex: number;
   t: number;
   kind: SignalKind;
-  severity: Severity;
+  /** Undefined only for a `custom` event sent without a severity. */
+  severity: Severity | undefined;
   name: string;
   message: string | null;
   details: Record<string, unknown>;
@@ -46,13 +47,15 @@ export interface ChunkSummary {
   sessionEnd: number;
   signals: ChunkSignal[];
   errorCount: number;
+  /** `custom` events (SDK `track()` calls): processing matches them against custom rules. */
+  customCount: number;
   /** The highest severity of `signals`. */
   level?: Severity;
   /** The user: the last `identify` event of the chunk, else `meta.user`. */
   user?: { source: 'identify' | 'meta'; user: User };
 }
 
-/** The signal an event raises, if any: errors, custom events with a severity, gaps, triggers. */
+/** The signal an event raises, if any: errors, custom events, gaps, triggers. */
 function signalOf(event: SessionEvent, eventIndex: number): ChunkSignal | undefined {
   switch (event.type) {
     case 'error':
@@ -66,7 +69,8 @@ function signalOf(event: SessionEvent, eventIndex: number): ChunkSignal | undefi
         details: { source: event.source, ...(event.stack === undefined ? {} : { stack: event.stack }) },
       };
     case 'custom':
-      if (event.severity === undefined) return undefined;
+      // Every `track()` is a signal (custom notification rules match them); only one with a
+      // severity counts toward the session's level.
       return {
         eventIndex,
         t: event.t,
@@ -151,7 +155,8 @@ export function summarizeChunk(chunk: Chunk, skipped: readonly SkippedEvent[]): 
     sessionEnd: Math.max(sessionStart, lastEventAt ?? sessionStart),
     signals,
     errorCount: signals.filter((signal) => signal.kind === 'error').length,
-    ...(signals.length === 0
+    customCount: signals.filter((signal) => signal.kind === 'custom').length,
+    ...(signals.every((signal) => signal.severity === undefined)
       ? {}
       : {
           level: signals.reduce<Severity | undefined>(

@@ -343,6 +343,98 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     expect(JSON.stringify(event)).not.toContain('alice');
   });
 
+  it('custom rules match track() events by name, properties and severity, once each', async () => {
+    const { project } = await setUp({
+      source: { type: 'custom', name: 'checkout_failed', properties: { plan: 'pro' } },
+    });
+    const sessionId = newSessionId();
+    const events = [
+      { t: T0 + 1_000, type: 'custom', name: 'checkout_failed', props: { plan: 'pro', amount: 49 } },
+      { t: T0 + 2_000, type: 'custom', name: 'checkout_failed', props: { plan: 'free' } },
+      { t: T0 + 3_000, type: 'custom', name: 'page_viewed' },
+      {
+        t: T0 + 4_000,
+        type: 'custom',
+        name: 'checkout_failed',
+        props: { plan: 'pro' },
+        severity: 'critical',
+      },
+    ];
+    await ingest(
+      test.app,
+      project.projectKey,
+      chunkBytes({
+        sessionId,
+        seq: 0,
+        sentAt: T0 + 5_000,
+        meta: sessionMeta(T0, { release: '4.2.0' }),
+        events,
+      }),
+    );
+    await test.callWorker.runUntilIdle();
+    await worker().runUntilIdle();
+    const received = receiver.deliveries
+      .map((delivery) => verified(delivery))
+      .sort((a, b) => a.data.links.replay.localeCompare(b.data.links.replay));
+    expect(received.map((event) => [event.type, event.data.severity, event.data.properties])).toEqual([
+      ['custom', 'info', { plan: 'pro', amount: 49 }],
+      ['custom', 'critical', { plan: 'pro' }],
+    ]);
+    expect(received[0].data).toMatchObject({
+      title: 'Custom event: checkout_failed',
+      release: '4.2.0',
+      route: '/call',
+      links: { replay: `${test.configuration.appUrl}/sessions/${sessionId}?t=1000` },
+    });
+    // Each event notifies once, however often its session is processed again.
+    await queueCallReprocessing(test.database.database, project.project.id);
+    await ingest(
+      test.app,
+      project.projectKey,
+      chunkBytes({
+        sessionId,
+        seq: 1,
+        sentAt: T0 + 9_000,
+        events: [{ t: T0 + 8_000, type: 'error', message: 'x', source: 'manual' }],
+      }),
+    );
+    await test.callWorker.runUntilIdle();
+    expect(
+      (await ok('GET', '/v1/inbox', undefined, project)).items.filter((item: Json) => item.type === 'custom'),
+    ).toHaveLength(2);
+    // A track() without a severity is not a problem of the session.
+    const issues = await ok('GET', `/v1/sessions/${sessionId}/issues`, undefined, project);
+    expect(
+      issues.items.filter((item: Json) => item.kind === 'custom').map((item: Json) => item.severity),
+    ).toEqual(['critical']);
+    expect((await ok('GET', `/v1/sessions/${sessionId}`, undefined, project)).level).toBe('critical');
+
+    // minSeverity: only the critical one would match now.
+    const [rule] = (await ok('GET', '/v1/notifications/rules', undefined, project)).items;
+    await ok(
+      'PATCH',
+      `/v1/notifications/rules/${rule.id}`,
+      { source: { type: 'custom', name: 'checkout_failed', minSeverity: 'high' } },
+      project,
+    );
+    const next = newSessionId();
+    await ingest(
+      test.app,
+      project.projectKey,
+      chunkBytes({
+        sessionId: next,
+        seq: 0,
+        sentAt: T0 + 5_000,
+        meta: sessionMeta(T0),
+        events: events.slice(0, 2),
+      }),
+    );
+    await test.callWorker.runUntilIdle();
+    expect(
+      (await ok('GET', '/v1/inbox', undefined, project)).items.filter((item: Json) => item.type === 'custom'),
+    ).toHaveLength(2);
+  });
+
   it('retries on the PROTOCOL.md schedule, records every attempt, and fails after the sixth', async () => {
     const { project } = await setUp({ source: { type: 'cluster', events: ['cluster.created'] } });
     receiver.setResponder(() => ({ status: 500, body: 'x'.repeat(5_000) }));

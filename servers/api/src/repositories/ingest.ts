@@ -133,8 +133,9 @@ function sessionRowOf(record: ChunkRecord): NewSession {
 }
 
 /**
- * Queues processing for the sessions of the new chunks (`fresh`) that carry call items or errors
- * (errors cluster into issues, which notify), in
+ * Queues processing for the sessions of the new chunks (`fresh`) that carry call items, errors
+ * (they cluster into issues, which notify) or custom events while the project has a custom
+ * notification rule, in
  * the statement or transaction that indexes them: a chunk is never indexed without its job. A
  * chunk with session facts the calls copy (`meta`, `identify`) queues the session too when it
  * has calls or a queued job already, so a late first chunk still reaches its calls. A
@@ -144,7 +145,11 @@ function sessionRowOf(record: ChunkRecord): NewSession {
 const CALL_JOBS_UPSERT = sql`
   insert into call_jobs (project_id, session_id, due_at)
   select distinct project_id, session_id, now() from fresh
-  where call_item_count > 0 or error_count > 0 or (refreshes_calls and (
+  where call_item_count > 0 or error_count > 0
+    or (custom_count > 0 and exists (
+      select 1 from notification_rules as rules
+      where rules.project_id = fresh.project_id and rules.enabled and rules.source ->> 'type' = 'custom'))
+    or (refreshes_calls and (
     exists (select 1 from calls where calls.project_id = fresh.project_id and calls.session_id = fresh.session_id)
     or exists (select 1 from call_jobs as queued
                where queued.project_id = fresh.project_id and queued.session_id = fresh.session_id)))
@@ -235,7 +240,10 @@ export async function recordChunks(
 
   const withCalls = fresh.filter(
     (record) =>
-      record.summary.callItemCount > 0 || record.summary.errorCount > 0 || record.summary.refreshesCalls,
+      record.summary.callItemCount > 0 ||
+      record.summary.errorCount > 0 ||
+      record.summary.customCount > 0 ||
+      record.summary.refreshesCalls,
   );
   if (withCalls.length > 0) {
     const input = withCalls.map((record) => ({
@@ -243,12 +251,14 @@ export async function recordChunks(
       session_id: record.chunk.sessionId,
       call_item_count: record.summary.callItemCount,
       error_count: record.summary.errorCount,
+      custom_count: record.summary.customCount,
       refreshes_calls: record.summary.refreshesCalls,
     }));
     await sql`
       with fresh as (
         select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
-          as fresh (project_id text, session_id text, call_item_count integer, error_count integer, refreshes_calls boolean)
+          as fresh (project_id text, session_id text, call_item_count integer, error_count integer,
+            custom_count integer, refreshes_calls boolean)
       )
       ${CALL_JOBS_UPSERT}`.execute(transaction);
   }
@@ -280,7 +290,7 @@ function signalRowOf(signal: ChunkSummary['signals'][number]) {
     event_index: signal.eventIndex,
     t: new Date(signal.t),
     kind: signal.kind,
-    severity: signal.severity,
+    severity: signal.severity ?? null,
     name: signal.name,
     message: signal.message,
   };
@@ -418,7 +428,8 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
       select * from jsonb_to_recordset(${batch}::jsonb) as input (
         project_id text, session_id text, seq integer, blob_key text, content_sha256 text,
         encoding text, received_bytes integer, inflated_bytes integer, stored_bytes integer,
-        event_count integer, call_item_count integer, error_count integer, refreshes_calls boolean, first_event_at timestamptz, last_event_at timestamptz,
+        event_count integer, call_item_count integer, error_count integer, custom_count integer,
+        refreshes_calls boolean, first_event_at timestamptz, last_event_at timestamptz,
         sent_at timestamptz, identified boolean, session jsonb, signals jsonb
       )
     ),
@@ -458,6 +469,7 @@ function distinctSessionsInput(record: ChunkRecord) {
     content_sha256: Buffer.from(record.contentSha256).toString('hex'),
     identified: record.summary.user?.source === 'identify',
     error_count: record.summary.errorCount,
+    custom_count: record.summary.customCount,
     refreshes_calls: record.summary.refreshesCalls,
     session: sessionRowOf(record),
     signals: record.summary.signals.map((signal) => ({ ...signalRowOf(signal), details: signal.details })),

@@ -252,6 +252,8 @@ export async function findSignalsPage(
     .where('project_id', '=', projectId)
     .where('session_id', '=', sessionId)
     .where('kind', 'in', options.kinds)
+    // A custom event without a severity is a signal for notification rules, not a problem.
+    .where('severity', 'is not', null)
     .orderBy('seq', 'asc')
     .orderBy('event_index', 'asc')
     .limit(options.limit + 1);

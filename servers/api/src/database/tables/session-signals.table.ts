@@ -1,4 +1,4 @@
-import type { Insertable, JSONColumnType, Selectable } from 'kysely';
+import type { ColumnType, Insertable, JSONColumnType, Selectable } from 'kysely';
 
 export type SignalKind = 'error' | 'custom' | 'gap' | 'trigger';
 export type SignalSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
@@ -10,10 +10,13 @@ export interface SessionSignalsTable {
   event_index: number;
   t: Date;
   kind: SignalKind;
-  severity: SignalSeverity;
+  /** Null for a `custom` event sent without a severity. */
+  severity: SignalSeverity | null;
   name: string;
   message: string | null;
   details: JSONColumnType<Record<string, unknown>>;
+  /** When processing matched this custom event against the rules (it notifies once). */
+  handled_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export type SessionSignal = Selectable<SessionSignalsTable>;

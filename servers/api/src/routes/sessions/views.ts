@@ -266,7 +266,7 @@ export function toFindingIssue(finding: CallFinding): SessionIssue {
 export function toSessionIssue(signal: SessionSignal): SessionIssue {
   return {
     kind: signal.kind,
-    severity: signal.severity,
+    severity: signal.severity ?? 'info',
     name: signal.name,
     message: optional(signal.message),
     t: signal.t.toISOString(),
