@@ -5,7 +5,13 @@ import { startNodeReceiver, type WebhookReceiver } from '@example/webhook-receiv
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProjectWithToken } from '../src/bootstrap.ts';
 import { loadMasterKey } from '../src/crypto/index.ts';
-import { createScratchDirectories, kill, type SpawnedServer, spawnServer } from './process-helpers.ts';
+import {
+  apiRequest as call,
+  createScratchDirectories,
+  kill,
+  type SpawnedServer,
+  spawnServer,
+} from './process-helpers.ts';
 import { openTestDatabase, type TestDatabase } from './test-database.ts';
 
 // Webhook delivery across real server processes: a server SIGKILLed in the middle of an attempt,
@@ -28,20 +34,6 @@ async function server(environment: Record<string, string>): Promise<SpawnedServe
   const started = await spawnServer({ SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', ...environment });
   cleanups.push(() => kill(started));
   return started;
-}
-
-async function call(url: string, token: string, method: string, body?: unknown) {
-  const response = await fetch(url, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  expect(response.status, text).toBeLessThan(300);
-  return text === '' ? undefined : JSON.parse(text);
 }
 
 /** Polls until `check` returns a value (or throws after `timeoutMs`). */

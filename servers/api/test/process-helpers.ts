@@ -118,3 +118,22 @@ export async function kill(server: SpawnedServer): Promise<void> {
   server.child.kill('SIGKILL');
   await exited;
 }
+
+/**
+ * A JSON request to a running server with an API token; throws (with the answer) on a status of
+ * 300 or more. Resolves with the parsed body, or undefined for an empty one (204).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers of tests and benches
+export async function apiRequest(url: string, token: string, method: string, body?: unknown): Promise<any> {
+  const response = await fetch(url, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+  return text === '' ? undefined : JSON.parse(text);
+}

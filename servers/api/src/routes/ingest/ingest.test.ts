@@ -199,6 +199,8 @@ describe.each(ENGINES)('POST /v1/ingest on %s', (engine) => {
         },
         { seq: 0, event_index: 15, kind: 'trigger', severity: 'info', name: 'webrtc:freeze', message: null },
         { seq: 0, event_index: 18, kind: 'gap', severity: 'info', name: 'hidden', message: null },
+        // A track() without a severity: a signal for custom rules, not a problem of the session.
+        { seq: 1, event_index: 3, kind: 'custom', severity: null, name: 'call_rated', message: null },
       ]);
       expect(signals[4]?.details).toEqual({ fromT: 1763700006100, toT: 1763700009000, reason: 'hidden' });
       expect(signals[4]?.t).toEqual(new Date(1763700009000));
