@@ -28,8 +28,9 @@ const JITTER = 0.1;
 
 /**
  * When the attempt after a failed attempt `attempt` is due: the schedule's delay with ±10 %
- * jitter, pushed later by a `Retry-After` (429/503) but never past the delivery's 24 h window.
- * `undefined` when no attempt is left.
+ * jitter, pushed later by a `Retry-After` (429/503), and never past the delivery's 24 h window
+ * (the last attempt goes out at its end). `undefined` when no attempt is left: six were made, or
+ * the window is over.
  *
  * @example
  * ```ts
@@ -45,8 +46,9 @@ export function nextAttemptAt(
   const random = context.random ?? Math.random;
   const delay = Math.round(base * (1 + JITTER * (2 * random() - 1)));
   const windowEnd = context.queuedAt + DELIVERY_WINDOW_MS;
-  const wanted = Math.max(delay, context.retryAfterMs ?? 0);
-  return context.now + Math.min(wanted, Math.max(delay, windowEnd - context.now));
+  if (context.now >= windowEnd) return undefined;
+  // The schedule alone (≤ 1.1 × 17 h 11 min) always fits; a Retry-After may push up to the end.
+  return Math.min(context.now + Math.max(delay, context.retryAfterMs ?? 0), windowEnd);
 }
 
 /** A delivery a worker holds for one attempt. */

@@ -296,7 +296,9 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
   });
 
   it('errors cluster by fingerprint: error.new, GET /v1/errors and /v1/errors/{fingerprint}', async () => {
-    const { project } = await setUp({ source: { type: 'cluster', events: ['error.new'] } });
+    const { project, channel } = await setUp({
+      source: { type: 'cluster', events: ['error.new', 'error.rate'], threshold: 2 },
+    });
     const stack = (line: number) =>
       `TypeError: Cannot read properties of undefined (reading 'id')\n    at loadUser (https://app.example.com/static/app.3f9a2b7c.js:10:${line})\n    at onClick (https://app.example.com/static/app.3f9a2b7c.js:20:5)`;
     for (const [index, line] of [12, 99].entries()) {
@@ -337,10 +339,37 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     ).toEqual([error.id]);
 
     await worker().runUntilIdle();
-    expect(receiver.deliveries).toHaveLength(1);
-    const event = verified(receiver.deliveries[0] as ReceivedDelivery);
-    expect(event).toMatchObject({ type: 'error.new', data: { severity: 'high', release: '3.0.0' } });
-    expect(JSON.stringify(event)).not.toContain('alice');
+    const events = receiver.deliveries.map((delivery) => verified(delivery));
+    expect(events.map((event) => event.type).sort()).toEqual(['error.new', 'error.rate']);
+    const event = events.find((candidate) => candidate.type === 'error.new');
+    expect(event).toMatchObject({ data: { severity: 'high', release: '3.0.0', counts: { count24h: 1 } } });
+    expect(events.find((candidate) => candidate.type === 'error.rate').data.counts.count24h).toBe(2);
+    expect(JSON.stringify(events)).not.toContain('alice');
+
+    // The deliveries list filters by channel, event type and status.
+    const list = async (query: string) =>
+      (await ok('GET', `/v1/notifications/deliveries?${query}`, undefined, project)).items.map(
+        (item: Json) => item.eventType,
+      );
+    expect((await list(`channel=${channel.id}`)).sort()).toEqual(['error.new', 'error.rate']);
+    expect(await list('eventType=error.rate')).toEqual(['error.rate']);
+    expect(await list('eventType=error.rate&status=pending')).toEqual([]);
+    expect(await list('channel=ch_01JD2S5V8Q8C4Y3K2W9T7N6M5H')).toEqual([]);
+    const firstPage = await ok('GET', '/v1/notifications/deliveries?limit=1', undefined, project);
+    const secondPage = await ok(
+      'GET',
+      `/v1/notifications/deliveries?limit=1&cursor=${firstPage.nextCursor}`,
+      undefined,
+      project,
+    );
+    expect([firstPage.items[0].id, secondPage.items[0].id].sort()).toEqual(
+      (await ok('GET', '/v1/notifications/deliveries', undefined, project)).items
+        .map((item: Json) => item.id)
+        .sort(),
+    );
+    expect(secondPage.nextCursor).toBeUndefined();
+    const bad = await request('GET', '/v1/notifications/deliveries?cursor=nope', undefined, project);
+    expect(bad.statusCode).toBe(400);
   });
 
   it('custom rules match track() events by name, properties and severity, once each', async () => {

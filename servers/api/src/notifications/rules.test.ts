@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { type RuleSource, type RuleSubject, ruleMatches, ruleSourceSchema } from './rules.ts';
+
+const cluster = (overrides: Partial<Extract<RuleSubject, { kind: string }>> = {}): RuleSubject => ({
+  type: 'cluster.created',
+  kind: 'webrtc_one_way_media',
+  severity: 'critical',
+  environment: 'production',
+  release: '2.0.0',
+  count24hBefore: 0,
+  count24hAfter: 1,
+  ...overrides,
+});
+
+const custom = (overrides: Partial<Extract<RuleSubject, { type: 'custom' }>> = {}): RuleSubject => ({
+  type: 'custom',
+  name: 'checkout_failed',
+  properties: { plan: 'pro', amount: 49, trial: false },
+  severity: null,
+  environment: 'production',
+  release: '2.0.0',
+  ...overrides,
+});
+
+const source = (value: unknown): RuleSource => ruleSourceSchema.parse(value);
+
+describe('ruleMatches', () => {
+  it('matches cluster events by type, kind, minimum severity, environment and release', () => {
+    const rule = source({
+      type: 'cluster',
+      events: ['cluster.created', 'cluster.regressed'],
+      kinds: ['webrtc_one_way_media', 'error'],
+      minSeverity: 'high',
+      environment: 'production',
+      release: '2.0.0',
+    });
+    expect(ruleMatches(rule, cluster())).toBe(true);
+    expect(ruleMatches(rule, cluster({ type: 'cluster.regressed' }))).toBe(true);
+    expect(ruleMatches(rule, cluster({ type: 'cluster.reopened' }))).toBe(false);
+    expect(ruleMatches(rule, cluster({ kind: 'webrtc_freeze' }))).toBe(false);
+    expect(ruleMatches(rule, cluster({ kind: 'error', severity: 'high' }))).toBe(true);
+    expect(ruleMatches(rule, cluster({ severity: 'medium' }))).toBe(false);
+    expect(ruleMatches(rule, cluster({ environment: 'staging' }))).toBe(false);
+    expect(ruleMatches(rule, cluster({ environment: null }))).toBe(false);
+    expect(ruleMatches(rule, cluster({ release: '2.0.1' }))).toBe(false);
+    expect(
+      ruleMatches(
+        source({ type: 'cluster', events: ['cluster.created'] }),
+        cluster({ environment: null, release: null }),
+      ),
+    ).toBe(true);
+  });
+
+  it('fires threshold events once per rise: when count24h crosses the threshold', () => {
+    const rule = source({ type: 'cluster', events: ['cluster.threshold', 'error.rate'], threshold: 10 });
+    const crossing = (
+      before: number,
+      after: number,
+      type: 'cluster.threshold' | 'error.rate' = 'cluster.threshold',
+    ) => ruleMatches(rule, cluster({ type, count24hBefore: before, count24hAfter: after }));
+    expect(crossing(9, 10)).toBe(true);
+    expect(crossing(3, 12, 'error.rate')).toBe(true);
+    expect(crossing(10, 11)).toBe(false);
+    expect(crossing(8, 9)).toBe(false);
+  });
+
+  it('matches custom events by name, exact properties and severity (none counts as info)', () => {
+    expect(ruleMatches(source({ type: 'custom', name: 'checkout_failed' }), custom())).toBe(true);
+    expect(ruleMatches(source({ type: 'custom', name: 'checkout' }), custom())).toBe(false);
+    const pro = source({
+      type: 'custom',
+      name: 'checkout_failed',
+      properties: { plan: 'pro', trial: false },
+    });
+    expect(ruleMatches(pro, custom())).toBe(true);
+    expect(ruleMatches(pro, custom({ properties: { plan: 'pro' } }))).toBe(false);
+    expect(ruleMatches(pro, custom({ properties: { plan: 'pro', trial: 'false' } }))).toBe(false);
+    const amount = source({ type: 'custom', name: 'checkout_failed', properties: { amount: 49 } });
+    expect(ruleMatches(amount, custom({ properties: { amount: '49' } }))).toBe(false);
+    const severe = source({ type: 'custom', name: 'checkout_failed', minSeverity: 'low' });
+    expect(ruleMatches(severe, custom())).toBe(false);
+    expect(ruleMatches(severe, custom({ severity: 'low' }))).toBe(true);
+    expect(
+      ruleMatches(source({ type: 'custom', name: 'checkout_failed', minSeverity: 'info' }), custom()),
+    ).toBe(true);
+    // A custom rule never matches cluster events, nor a cluster rule custom events.
+    expect(ruleMatches(source({ type: 'custom', name: 'checkout_failed' }), cluster())).toBe(false);
+    expect(ruleMatches(source({ type: 'cluster', events: ['cluster.created'] }), custom())).toBe(false);
+  });
+
+  it('refuses sources that could never work', () => {
+    for (const bad of [
+      { type: 'cluster', events: [] },
+      { type: 'cluster', events: ['cluster.threshold'] },
+      { type: 'cluster', events: ['error.rate'], threshold: 0 },
+      { type: 'cluster', events: ['cluster.created'], kinds: ['webrtc_nope'] },
+      { type: 'cluster', events: ['cluster.created'], extra: true },
+      { type: 'custom', name: '' },
+      { type: 'custom', name: 'x', properties: { nested: { a: 1 } } },
+      { type: 'email' },
+    ]) {
+      expect(ruleSourceSchema.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    }
+  });
+});
