@@ -124,6 +124,9 @@ interface ClusterCounts {
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/** Rows per INSERT (occurrences: 8 columns, clusters: 9): far below PostgreSQL's 65 535 parameters. */
+const OCCURRENCE_BATCH = 2_000;
+
 /**
  * Records a session's occurrences into the project's clusters, inside the caller's transaction
  * (the processing job's, so clusters, their events and the outbox rows move together):
@@ -187,28 +190,30 @@ export async function recordOccurrences(
   }
   const fingerprints = [...byFingerprint.keys()].sort();
 
-  const inserted = await transaction
-    .insertInto('issue_clusters')
-    .values(
-      fingerprints.map((fingerprint) => {
-        const first = byFingerprint.get(fingerprint)?.[0] as Occurrence;
-        return {
-          project_id: project.id,
-          id: createId('cl'),
-          fingerprint,
-          kind: first.kind,
-          title: first.title,
-          severity: first.severity,
-          first_seen_at: now,
-          last_seen_at: now,
-          last_release: session.release,
-        };
-      }),
-    )
-    .onConflict((conflict) => conflict.columns(['project_id', 'fingerprint']).doNothing())
-    .returning('fingerprint')
-    .execute();
-  const created = new Set(inserted.map((row) => row.fingerprint));
+  const newClusters = fingerprints.map((fingerprint) => {
+    const first = byFingerprint.get(fingerprint)?.[0] as Occurrence;
+    return {
+      project_id: project.id,
+      id: createId('cl'),
+      fingerprint,
+      kind: first.kind,
+      title: first.title,
+      severity: first.severity,
+      first_seen_at: now,
+      last_seen_at: now,
+      last_release: session.release,
+    };
+  });
+  const created = new Set<string>();
+  for (let start = 0; start < newClusters.length; start += OCCURRENCE_BATCH) {
+    const inserted = await transaction
+      .insertInto('issue_clusters')
+      .values(newClusters.slice(start, start + OCCURRENCE_BATCH))
+      .onConflict((conflict) => conflict.columns(['project_id', 'fingerprint']).doNothing())
+      .returning('fingerprint')
+      .execute();
+    for (const row of inserted) created.add(row.fingerprint);
+  }
   result.clustersCreated = created.size;
 
   const clusters = await transaction
@@ -220,25 +225,24 @@ export async function recordOccurrences(
     .forUpdate()
     .execute();
 
-  await transaction
-    .insertInto('cluster_occurrences')
-    .values(
-      fresh.map((occurrence) => {
-        const cluster = clusters.find((candidate) => candidate.fingerprint === occurrence.fingerprint);
-        return {
-          project_id: project.id,
-          session_id: session.id,
-          occurrence_key: occurrence.key,
-          cluster_id: cluster?.id as string,
-          t: new Date(occurrence.t),
-          seen_at: now,
-          release: session.release,
-          environment: session.environment,
-        };
-      }),
-    )
-    .onConflict((conflict) => conflict.doNothing())
-    .execute();
+  const clusterIds = new Map(clusters.map((cluster) => [cluster.fingerprint, cluster.id]));
+  const rows = fresh.map((occurrence) => ({
+    project_id: project.id,
+    session_id: session.id,
+    occurrence_key: occurrence.key,
+    cluster_id: clusterIds.get(occurrence.fingerprint) as string,
+    t: new Date(occurrence.t),
+    seen_at: now,
+    release: session.release,
+    environment: session.environment,
+  }));
+  for (let start = 0; start < rows.length; start += OCCURRENCE_BATCH) {
+    await transaction
+      .insertInto('cluster_occurrences')
+      .values(rows.slice(start, start + OCCURRENCE_BATCH))
+      .onConflict((conflict) => conflict.doNothing())
+      .execute();
+  }
   result.added = fresh.length;
 
   const counts = await clusterCounts(
@@ -248,6 +252,7 @@ export async function recordOccurrences(
     now,
   );
   const drafts: NotificationDraft[] = [];
+  const reopened: string[] = [];
   for (const cluster of clusters) {
     const group = byFingerprint.get(cluster.fingerprint) ?? [];
     const count = counts.get(cluster.id) ?? { count24h: 0, occurrences: 0, sessions: 0 };
@@ -255,18 +260,8 @@ export async function recordOccurrences(
     let transition: 'regressed' | 'reopened' | undefined;
     if (!isNew && cluster.status === 'resolved') {
       transition = isNewerRelease(session.release, cluster.resolved_release) ? 'regressed' : 'reopened';
+      reopened.push(cluster.id);
     }
-    await transaction
-      .updateTable('issue_clusters')
-      .set({
-        last_seen_at: sql<Date>`greatest(last_seen_at, ${now})`,
-        last_release: session.release ?? cluster.last_release,
-        updated_at: now,
-        ...(transition === undefined ? {} : { status: 'open', resolved_at: null, status_changed_at: now }),
-      })
-      .where('project_id', '=', project.id)
-      .where('id', '=', cluster.id)
-      .execute();
     if (cluster.status === 'ignored') continue;
 
     const types: ClusterRuleEvent[] = [];
@@ -279,6 +274,29 @@ export async function recordOccurrences(
     for (const type of types) {
       drafts.push(clusterDraft(type, cluster, count, group.length, first, session, options.appUrl));
     }
+  }
+  // Every cluster seen: one statement; the resolved ones reopen: one more.
+  await transaction
+    .updateTable('issue_clusters')
+    .set({
+      last_seen_at: sql<Date>`greatest(last_seen_at, ${now})`,
+      last_release: sql<string | null>`coalesce(${session.release}::text, last_release)`,
+      updated_at: now,
+    })
+    .where('project_id', '=', project.id)
+    .where(
+      'id',
+      'in',
+      clusters.map((cluster) => cluster.id),
+    )
+    .execute();
+  if (reopened.length > 0) {
+    await transaction
+      .updateTable('issue_clusters')
+      .set({ status: 'open', resolved_at: null, status_changed_at: now })
+      .where('project_id', '=', project.id)
+      .where('id', 'in', reopened)
+      .execute();
   }
   const notified = await notify(transaction, project, drafts, now);
   result.events = notified.events;
