@@ -21,7 +21,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNodeReceiver, type WebhookReceiver } from '@example/webhook-receiver';
@@ -34,7 +34,7 @@ import { newSessionId } from '../test/ingest-helpers.ts';
 import { apiRequest as api } from '../test/process-helpers.ts';
 import { percentile } from './load.ts';
 import { type BenchPostgres, startBenchPostgres } from './postgres.ts';
-import { createBenchProcesses } from './processes.ts';
+import { createBenchProcesses, tailOf } from './processes.ts';
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 2_000);
 const ROUNDS = Number(process.env.BENCH_DELIVERY_ROUNDS ?? 30);
@@ -113,14 +113,19 @@ async function benchStore(store: string, postgres: BenchPostgres | undefined): P
         ? {}
         : { DATABASE_URL: postgres.url, SVC_MASTER_KEY: randomBytes(32).toString('base64') }),
     };
+    const cli = processes.start('create-project', 'src/cli.ts', {
+      arguments: ['create-project', '--name', 'bench', '--json'],
+      environment,
+      logFile: join(work, 'create-project.log'),
+    });
+    const code = await cli.exited;
+    if (code !== '0') throw new Error(`create-project failed (${code}):\n${tailOf(cli)}`);
+    const credentials = JSON.parse(tailOf(cli, 1)) as Credentials;
     // Queue with the worker off.
     const queueing = await processes.startApi(`${store}-queue`, {
       ...environment,
       SVC_DELIVERY_WORKER: 'false',
     });
-    const credentials = JSON.parse(
-      await readFile(join(environment.SVC_DATA_DIR as string, 'first-project.json'), 'utf8'),
-    ) as Credentials;
     const token = credentials.apiToken;
     const channel = await api(`${queueing.url}/v1/notifications/channels`, token, 'POST', {
       type: 'webhook',
