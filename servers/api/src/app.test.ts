@@ -207,8 +207,24 @@ describe.each(ENGINES)('app on %s', (engine) => {
       const document = (await test.app.inject('/openapi.json')).json();
       expect(document.openapi).toMatch(/^3\./);
       expect(Object.keys(document.paths)).toEqual(
-        expect.arrayContaining(['/v1/config', '/v1/projects/current', '/v1/projects/{id}']),
+        expect.arrayContaining([
+          '/v1/config',
+          '/v1/projects/current',
+          '/v1/projects/{id}',
+          '/v1/issues',
+          '/v1/issues/{id}',
+          '/v1/issues/{id}/sessions',
+          '/v1/errors/{fingerprint}',
+          '/v1/notifications/rules',
+          '/v1/notifications/channels/{id}/rotate-secret',
+          '/v1/notifications/deliveries/{id}/replay',
+          '/v1/inbox/{id}/ack',
+        ]),
       );
+      // The rule body's source is documented as the union it is.
+      const ruleBody =
+        document.paths['/v1/notifications/rules'].post.requestBody.content['application/json'].schema;
+      expect(JSON.stringify(ruleBody)).toContain('cluster.threshold');
       expect(document.paths['/v1/projects/current'].get.responses['200']).toBeDefined();
     });
   });

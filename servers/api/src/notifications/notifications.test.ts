@@ -1,6 +1,7 @@
 import {
   type ReceivedDelivery,
   type ReceiverResponse,
+  startFetchReceiver,
   startNodeReceiver,
   type WebhookReceiver,
 } from '@example/webhook-receiver';
@@ -83,7 +84,11 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     );
 
   /** A fresh project with a webhook channel at a fresh receiver and one rule. */
-  async function setUp(rule: Record<string, unknown>, project?: TestProject) {
+  async function setUp(
+    rule: Record<string, unknown>,
+    project?: TestProject,
+    start: typeof startNodeReceiver = startNodeReceiver,
+  ) {
     const owner = project ?? (await test.createProject());
     const created = await ok(
       'POST',
@@ -91,7 +96,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       { type: 'webhook', name: 'hooks', url: 'http://127.0.0.1:9/' },
       owner,
     );
-    receiver = await startNodeReceiver({ secrets: created.secret });
+    receiver = await start({ secrets: created.secret });
     await ok('PATCH', `/v1/notifications/channels/${created.channel.id}`, { url: receiver.url }, owner);
     const made = await ok(
       'POST',
@@ -232,13 +237,18 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
   });
 
   it('threshold, regression, reopening, ignoring and the throttle', async () => {
-    const { project, rule } = await setUp({
-      source: {
-        type: 'cluster',
-        events: ['cluster.threshold', 'cluster.regressed', 'cluster.reopened'],
-        threshold: 2,
+    // This receiver is the fetch-adapter one (`@svc/webhook-verify/fetch`).
+    const { project, rule } = await setUp(
+      {
+        source: {
+          type: 'cluster',
+          events: ['cluster.threshold', 'cluster.regressed', 'cluster.reopened'],
+          threshold: 2,
+        },
       },
-    });
+      undefined,
+      startFetchReceiver,
+    );
     const types = async () =>
       (await ok('GET', '/v1/inbox', undefined, project)).items.map((item: Json) => item.type).reverse();
 
