@@ -120,27 +120,34 @@ export interface AttemptResult {
   nextAttemptAt?: number;
 }
 
+/** What an attempt needs besides its claim: the envelope and where it goes. */
+interface LoadedDelivery {
+  payload: string;
+  projectId: string;
+  wrappedDataKey: Uint8Array;
+  channel:
+    | {
+        id: string;
+        url: string;
+        enabled: boolean;
+        sealed_secret: Uint8Array;
+        sealed_previous_secret: Uint8Array | null;
+        previous_secret_expires_at: Date | null;
+      }
+    | undefined;
+}
+
 /**
- * Makes one attempt of a claimed delivery: signs the event's envelope afresh (new `t`, every
- * active secret of the channel), POSTs it with the PROTOCOL.md §6 headers within 10 s, then
- * records the attempt and the delivery's new state in one transaction:
- *
- * - 2xx → `delivered`;
- * - refused destination (private, loopback, link-local or metadata address, not allow-listed) →
- *   `failed` at once: retrying would only probe it again (replay after fixing the URL or the
- *   allow-list);
- * - any other failure → due again per {@link nextAttemptAt}, or `failed` after the sixth.
- *
- * A delivery whose channel was deleted or disabled fails without a request.
+ * The envelopes and channels of claimed deliveries, in one statement, keyed by delivery id. A
+ * delivery whose event is gone is missing from the map.
  */
-export async function attemptDelivery(
-  dependencies: DeliveryDependencies,
-  delivery: ClaimedDelivery,
-  options: { now: () => number; timeoutMs: number; random?: () => number },
-): Promise<AttemptResult> {
-  const { database } = dependencies;
-  const startedAt = options.now();
-  const row = await database
+export async function loadDeliveries(
+  database: Kysely<Database>,
+  claimed: readonly ClaimedDelivery[],
+): Promise<Map<string, LoadedDelivery>> {
+  const loaded = new Map<string, LoadedDelivery>();
+  if (claimed.length === 0) return loaded;
+  const rows = await database
     .selectFrom('deliveries')
     .innerJoin('notification_events', (join) =>
       join
@@ -154,6 +161,7 @@ export async function attemptDelivery(
         .onRef('notification_channels.id', '=', 'deliveries.channel_id'),
     )
     .select([
+      'deliveries.id as delivery_id',
       'notification_events.payload',
       'projects.id as project_id',
       'projects.wrapped_data_key',
@@ -164,35 +172,84 @@ export async function attemptDelivery(
       'notification_channels.sealed_previous_secret',
       'notification_channels.previous_secret_expires_at',
     ])
-    .where('deliveries.project_id', '=', delivery.projectId)
-    .where('deliveries.id', '=', delivery.id)
-    .executeTakeFirst();
+    .where(({ eb, or, and }) =>
+      or(
+        claimed.map((delivery) =>
+          and([eb('deliveries.project_id', '=', delivery.projectId), eb('deliveries.id', '=', delivery.id)]),
+        ),
+      ),
+    )
+    .execute();
+  for (const row of rows) {
+    loaded.set(row.delivery_id, {
+      payload: row.payload,
+      projectId: row.project_id,
+      wrappedDataKey: row.wrapped_data_key,
+      channel:
+        row.channel_id === null || row.url === null || row.sealed_secret === null
+          ? undefined
+          : {
+              id: row.channel_id,
+              url: row.url,
+              enabled: row.enabled === true,
+              sealed_secret: row.sealed_secret,
+              sealed_previous_secret: row.sealed_previous_secret,
+              previous_secret_expires_at: row.previous_secret_expires_at,
+            },
+    });
+  }
+  return loaded;
+}
 
+/** An attempt made, to be recorded by {@link recordAttempts}. */
+export interface AttemptRecord {
+  delivery: ClaimedDelivery;
+  startedAt: number;
+  finishedAt: number;
+  result: WebhookResult;
+  status: DeliveryStatus;
+  next: number | undefined;
+}
+
+/**
+ * Makes one attempt of a claimed delivery: signs the event's envelope afresh (new `t`, every
+ * active secret of the channel) and POSTs it with the PROTOCOL.md §6 headers within the timeout.
+ * Decides the delivery's next state, for {@link recordAttempts}:
+ *
+ * - 2xx → `delivered`;
+ * - refused destination (private, loopback, link-local or metadata address, not allow-listed) →
+ *   `failed` at once: retrying would only probe it again (replay after fixing the URL or the
+ *   allow-list);
+ * - any other failure → due again per {@link nextAttemptAt}, or `failed` after the sixth.
+ *
+ * A delivery whose channel was deleted or disabled fails without a request.
+ */
+export async function sendDelivery(
+  dependencies: Pick<DeliveryDependencies, 'masterKey' | 'policy'>,
+  delivery: ClaimedDelivery,
+  loaded: LoadedDelivery | undefined,
+  options: { now: () => number; timeoutMs: number; random?: () => number },
+): Promise<AttemptRecord> {
+  const startedAt = options.now();
   let result: WebhookResult;
-  if (row === undefined) {
+  if (loaded === undefined) {
     result = { outcome: 'refused', durationMs: 0, error: 'The event of this delivery no longer exists' };
-  } else if (row.channel_id === null || row.url === null || row.sealed_secret === null) {
+  } else if (loaded.channel === undefined) {
     result = { outcome: 'refused', durationMs: 0, error: 'The channel was deleted' };
-  } else if (row.enabled !== true) {
+  } else if (!loaded.channel.enabled) {
     result = { outcome: 'refused', durationMs: 0, error: 'The channel is disabled' };
   } else {
     const secrets = activeSecrets(
       dependencies.masterKey,
-      { id: row.project_id, wrapped_data_key: row.wrapped_data_key },
-      {
-        id: row.channel_id,
-        sealed_secret: row.sealed_secret,
-        sealed_previous_secret: row.sealed_previous_secret,
-        previous_secret_expires_at: row.previous_secret_expires_at,
-      },
+      { id: loaded.projectId, wrapped_data_key: loaded.wrappedDataKey },
+      loaded.channel,
       startedAt,
     );
-    const body = row.payload;
     // Signed with the wall clock: receivers check `t` against theirs (300 s).
-    const signature = await signWebhook(body, secrets);
+    const signature = await signWebhook(loaded.payload, secrets);
     result = await postWebhook({
-      url: row.url,
-      body,
+      url: loaded.channel.url,
+      body: loaded.payload,
       headers: {
         'Content-Type': 'application/json',
         'X-Service-Signature': signature,
@@ -204,7 +261,6 @@ export async function attemptDelivery(
       policy: dependencies.policy,
     });
   }
-
   const finishedAt = options.now();
   const next =
     result.outcome === 'failed'
@@ -217,59 +273,71 @@ export async function attemptDelivery(
       : undefined;
   const status: DeliveryStatus =
     result.outcome === 'delivered' ? 'delivered' : next === undefined ? 'failed' : 'pending';
-  const error = result.error ?? null;
+  return { delivery, startedAt, finishedAt, result, status, next };
+}
+
+/**
+ * Records attempts and their deliveries' new states, in one transaction of two statements
+ * whatever their number. A delivery is updated only while the claim that made the attempt stands
+ * (a later claim has a higher attempt count); its attempt is recorded either way.
+ */
+export async function recordAttempts(
+  database: Kysely<Database>,
+  records: readonly AttemptRecord[],
+): Promise<void> {
+  if (records.length === 0) return;
+  const states = records.map(({ delivery, result, status, next, finishedAt }) => ({
+    project_id: delivery.projectId,
+    id: delivery.id,
+    attempt: delivery.attempt,
+    status,
+    last_status: result.status ?? null,
+    last_error: result.error ?? null,
+    due_at: new Date(next ?? finishedAt).toISOString(),
+    delivered_at: status === 'delivered' ? new Date(finishedAt).toISOString() : null,
+  }));
   await database.transaction().execute(async (transaction) => {
     await transaction
       .insertInto('delivery_attempts')
-      .values({
-        project_id: delivery.projectId,
-        delivery_id: delivery.id,
-        attempt: delivery.attempt,
-        started_at: new Date(startedAt),
-        duration_ms: Math.max(0, Math.round(result.durationMs)),
-        outcome: result.outcome,
-        status_code: result.status ?? null,
-        response_body: result.responseBody ?? null,
-        error,
-      })
+      .values(
+        records.map(({ delivery, result, startedAt }) => ({
+          project_id: delivery.projectId,
+          delivery_id: delivery.id,
+          attempt: delivery.attempt,
+          started_at: new Date(startedAt),
+          duration_ms: Math.max(0, Math.round(result.durationMs)),
+          outcome: result.outcome,
+          status_code: result.status ?? null,
+          response_body: result.responseBody ?? null,
+          error: result.error ?? null,
+        })),
+      )
       .execute();
-    await transaction
-      .updateTable('deliveries')
-      .set({
-        status,
-        locked_until: null,
-        last_status: result.status ?? null,
-        last_error: error,
-        due_at: new Date(next ?? finishedAt),
-        ...(status === 'delivered' ? { delivered_at: new Date(finishedAt) } : {}),
-        updated_at: sql<Date>`now()`,
-      })
-      // Only while this worker's claim stands (a later claim has a higher attempt count).
-      .where('project_id', '=', delivery.projectId)
-      .where('id', '=', delivery.id)
-      .where('attempts', '=', delivery.attempt)
-      .execute();
+    await sql`
+      with input as (
+        select * from jsonb_to_recordset(${JSON.stringify(states)}::jsonb) as input (
+          project_id text, id text, attempt integer, status text, last_status integer,
+          last_error text, due_at timestamptz, delivered_at timestamptz
+        )
+      )
+      update deliveries set
+        status = input.status, locked_until = null, last_status = input.last_status,
+        last_error = input.last_error, due_at = input.due_at,
+        delivered_at = coalesce(input.delivered_at, deliveries.delivered_at), updated_at = now()
+      from input
+      where deliveries.project_id = input.project_id and deliveries.id = input.id
+        and deliveries.attempts = input.attempt`.execute(transaction);
   });
-  if (result.outcome !== 'delivered') {
-    dependencies.log.warn(
-      {
-        deliveryId: delivery.id,
-        eventId: delivery.eventId,
-        channelId: delivery.channelId,
-        attempt: delivery.attempt,
-        outcome: result.outcome,
-        statusCode: result.status,
-        error,
-        ...(next === undefined ? {} : { nextAttemptAt: new Date(next).toISOString() }),
-      },
-      status === 'failed' ? 'webhook delivery failed for good' : 'webhook attempt failed; it will be retried',
-    );
-  }
+}
+
+/** The outcome of a recorded attempt, as the worker counts it. */
+export function attemptResult(record: AttemptRecord): AttemptResult {
+  const { result, status, next } = record;
   return {
     outcome: result.outcome,
     status,
     ...(result.status === undefined ? {} : { statusCode: result.status }),
-    ...(error === null ? {} : { error }),
+    ...(result.error === undefined ? {} : { error: result.error }),
     ...(next === undefined ? {} : { nextAttemptAt: next }),
   };
 }

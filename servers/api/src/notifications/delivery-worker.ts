@@ -1,11 +1,14 @@
 import { createPollingLoop, type PollingLoop, runConcurrently } from '../workers/polling-loop.ts';
 import {
-  type AttemptResult,
-  attemptDelivery,
+  type AttemptRecord,
+  attemptResult,
   type ClaimedDelivery,
   claimDeliveries,
   DELIVERY_TIMEOUT_MS,
   type DeliveryDependencies,
+  loadDeliveries,
+  recordAttempts,
+  sendDelivery,
 } from './deliveries.ts';
 
 export interface DeliveryWorkerOptions {
@@ -64,16 +67,67 @@ export function createDeliveryWorker(
   };
   const totals: DeliveryWorkerStats = { attempts: 0, delivered: 0, failedAttempts: 0, failedForGood: 0 };
 
-  const count = (result: AttemptResult) => {
+  const count = (record: AttemptRecord) => {
+    const result = attemptResult(record);
     totals.attempts += 1;
     if (result.status === 'delivered') totals.delivered += 1;
     else totals.failedAttempts += 1;
     if (result.status === 'failed') totals.failedForGood += 1;
+    if (result.outcome !== 'delivered') {
+      dependencies.log.warn(
+        {
+          deliveryId: record.delivery.id,
+          eventId: record.delivery.eventId,
+          channelId: record.delivery.channelId,
+          attempt: record.delivery.attempt,
+          outcome: result.outcome,
+          statusCode: result.statusCode,
+          error: result.error,
+          ...(result.nextAttemptAt === undefined
+            ? {}
+            : { nextAttemptAt: new Date(result.nextAttemptAt).toISOString() }),
+        },
+        result.status === 'failed'
+          ? 'webhook delivery failed for good'
+          : 'webhook attempt failed; it will be retried',
+      );
+    }
   };
 
-  async function runOne(delivery: ClaimedDelivery): Promise<void> {
+  // Attempts finish at different times: each is recorded with whatever else finished while the
+  // previous group was being written (one transaction per group, like ingest's group commit).
+  let pending: Array<{ record: AttemptRecord; done: (error?: unknown) => void }> = [];
+  let flushing = false;
+  async function flush(): Promise<void> {
+    while (pending.length > 0) {
+      const group = pending;
+      pending = [];
+      try {
+        await recordAttempts(
+          dependencies.database,
+          group.map((entry) => entry.record),
+        );
+        for (const entry of group) entry.done();
+      } catch (error) {
+        for (const entry of group) entry.done(error);
+      }
+    }
+    flushing = false;
+  }
+  const record = (attempt: AttemptRecord) =>
+    new Promise<void>((resolve, reject) => {
+      pending.push({ record: attempt, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!flushing) {
+        flushing = true;
+        void flush();
+      }
+    });
+
+  async function runOne(delivery: ClaimedDelivery, loaded: Awaited<ReturnType<typeof loadDeliveries>>) {
     try {
-      count(await attemptDelivery(dependencies, delivery, attemptOptions));
+      const attempt = await sendDelivery(dependencies, delivery, loaded.get(delivery.id), attemptOptions);
+      await record(attempt);
+      count(attempt);
     } catch (error) {
       // The attempt could not be recorded: the lease runs out and a worker tries again.
       dependencies.log.error(
@@ -85,7 +139,9 @@ export function createDeliveryWorker(
 
   async function runBatch(): Promise<number> {
     const claimed = await claimDeliveries(dependencies.database, batchSize, leaseMs, now());
-    await runConcurrently(claimed, batchSize, runOne);
+    if (claimed.length === 0) return 0;
+    const loaded = await loadDeliveries(dependencies.database, claimed);
+    await runConcurrently(claimed, batchSize, (delivery) => runOne(delivery, loaded));
     return claimed.length;
   }
 
