@@ -1,4 +1,4 @@
-import { createPollingLoop, type PollingLoop, runConcurrently } from '../workers/polling-loop.ts';
+import { createPollingLoop, type PollingLoop } from '../workers/polling-loop.ts';
 import {
   type AttemptRecord,
   attemptResult,
@@ -14,7 +14,11 @@ import {
 export interface DeliveryWorkerOptions {
   /** How often an idle worker looks for due deliveries (ms). Default 1000. */
   pollMs?: number;
-  /** Deliveries claimed at once, and sent at once. Default 16. */
+  /**
+   * Deliveries in flight at most (claimed and sent at once). Default 16. A slot is refilled as
+   * soon as its attempt ends, so a receiver that hangs for its whole timeout holds one slot, not
+   * the others' deliveries.
+   */
   batchSize?: number;
   /** How long a claimed delivery stays with this worker (ms). Default 30 s: three timeouts. */
   leaseMs?: number;
@@ -137,20 +141,69 @@ export function createDeliveryWorker(
     }
   }
 
+  const pollMs = options.pollMs ?? 1_000;
+  const inFlight = new Set<Promise<void>>();
+  let started = 0;
+
+  let lastClaim = 0;
+
+  /** Resolves when an attempt in flight ends, or after `ms`. */
+  async function settleOrWait(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      ...inFlight,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * Claims as many due deliveries as there are free slots and starts them. Slots are refilled
+   * once half are free, or 50 ms after the last claim (so a few receivers that hang do not hold
+   * the rest back, and a busy worker still claims in batches). With none to start, waits for an
+   * attempt in flight to end (or `pollMs`, to look for due ones again). Resolves with 0 only
+   * when nothing is due and nothing is in flight.
+   */
   async function runBatch(): Promise<number> {
-    const claimed = await claimDeliveries(dependencies.database, batchSize, leaseMs, now());
-    if (claimed.length === 0) return 0;
-    const loaded = await loadDeliveries(dependencies.database, claimed);
-    await runConcurrently(claimed, batchSize, (delivery) => runOne(delivery, loaded));
-    return claimed.length;
+    const free = batchSize - inFlight.size;
+    if (free > 0 && (free * 2 >= batchSize || performance.now() - lastClaim >= 50)) {
+      lastClaim = performance.now();
+      const claimed = await claimDeliveries(dependencies.database, free, leaseMs, now());
+      if (claimed.length > 0) {
+        const loaded = await loadDeliveries(dependencies.database, claimed);
+        started += claimed.length;
+        for (const delivery of claimed) {
+          const running: Promise<void> = runOne(delivery, loaded).finally(() => inFlight.delete(running));
+          inFlight.add(running);
+        }
+        return claimed.length;
+      }
+      if (inFlight.size === 0) return 0;
+      await settleOrWait(pollMs);
+      return 1;
+    }
+    await settleOrWait(free > 0 ? 50 : pollMs);
+    return 1;
   }
 
   const loop = createPollingLoop(runBatch, {
-    pollMs: options.pollMs ?? 1_000,
+    pollMs,
     onError: (error) => dependencies.log.error({ err: error }, 'could not claim deliveries'),
   });
   return {
     ...loop,
+    /** Runs until nothing is due and nothing is in flight; resolves with the attempts started. */
+    async runUntilIdle() {
+      const before = started;
+      await loop.runUntilIdle();
+      return started - before;
+    },
+    async stop() {
+      await loop.stop();
+      await Promise.allSettled(inFlight);
+    },
     stats() {
       return { ...totals };
     },

@@ -25,6 +25,15 @@ type Json = any;
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
 
+/** Polls until `check` holds (or throws after `timeoutMs`). */
+async function eventually(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe.each(ENGINES)('issues and notifications on %s', (engine) => {
   let test: TestApp;
   let receiver: WebhookReceiver;
@@ -585,6 +594,48 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       status: 'delivered',
       lastStatus: 204,
     });
+  });
+
+  it('a receiver that hangs holds one slot: deliveries to other channels go on meanwhile', async () => {
+    const { project, channel } = await setUp({ source: { type: 'cluster', events: ['cluster.created'] } });
+    const slow = await startNodeReceiver({ secrets: 'whsec_unused', respond: () => 'hang' });
+    try {
+      const hanging = await ok(
+        'POST',
+        '/v1/notifications/channels',
+        { type: 'webhook', name: 'slow', url: slow.url },
+        project,
+      );
+      slow.setSecrets(hanging.secret);
+      await ok('POST', `/v1/notifications/channels/${hanging.channel.id}/test`, undefined, project);
+      const deliveries = worker({ timeoutMs: 5_000 });
+      deliveries.start();
+      try {
+        await slow.waitFor(() => true);
+        const started = Date.now();
+        for (let index = 0; index < 5; index += 1)
+          await ok('POST', `/v1/notifications/channels/${channel.id}/test`, undefined, project);
+        deliveries.wake();
+        await eventually(() => receiver.deliveries.length === 5, 4_000);
+        // Well before the hanging attempt's 5 s timeout.
+        expect(Date.now() - started).toBeLessThan(4_000);
+        expect(slow.deliveries).toHaveLength(1);
+      } finally {
+        await deliveries.stop();
+      }
+      const failed = await ok(
+        'GET',
+        `/v1/notifications/deliveries?channel=${hanging.channel.id}`,
+        undefined,
+        project,
+      );
+      expect(failed.items[0].attemptLog[0]).toMatchObject({ outcome: 'failed' });
+      expect(failed.items[0].attemptLog[0].error).toMatch(/5000 ms/);
+      // Its retry would be due in a minute: deleting the channel ends it (other tests share the outbox).
+      await ok('DELETE', `/v1/notifications/channels/${hanging.channel.id}`, undefined, project);
+    } finally {
+      await slow.close();
+    }
   });
 
   it('3xx, a closed connection and 429 with Retry-After are failures that follow the schedule', async () => {
