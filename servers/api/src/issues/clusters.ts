@@ -382,7 +382,8 @@ function clusterDraft(
       count24hBefore: counts.count24h - added,
       count24hAfter: counts.count24h,
     },
-    throttleKey: cluster.id,
+    // Per event type: a cluster's creation does not hold back its error.new, nor a reopening its threshold.
+    throttleKey: `${type}:${cluster.id}`,
     clusterId: cluster.id,
     data: {
       title: cluster.title,

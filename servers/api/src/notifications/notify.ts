@@ -15,7 +15,7 @@ export interface NotificationDraft {
   type: WebhookEventType;
   /** What rules match on. */
   subject: RuleSubject;
-  /** What a rule's throttle counts per: the cluster id, or `custom:<name>`. */
+  /** What a rule's throttle counts per: `<event type>:<cluster id>`, or `custom:<name>`. */
   throttleKey: string;
   clusterId?: string;
   data: NotificationData;
