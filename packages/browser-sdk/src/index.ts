@@ -6,12 +6,22 @@
  * @packageDocumentation
  */
 import { type ChunkStore, openChunkStore } from './chunk-store.ts';
+import { createGovernor, type GovernorLevel } from './governor.ts';
 import { createId } from './ids.ts';
 import { browserFacts } from './meta.ts';
 import { createSessionWriter, type SessionWriter, type WireEvent } from './session-writer.ts';
 import { createTransport, KEEPALIVE_BUDGET_BYTES, type Transport } from './transport.ts';
 
 export { type ChunkStore, createMemoryChunkStore, openChunkStore, type StoredChunk } from './chunk-store.ts';
+export {
+  createGovernor,
+  DEFAULT_GOVERNOR_THRESHOLDS,
+  GOVERNOR_LEVELS,
+  type Governor,
+  type GovernorLevel,
+  type GovernorPolicy,
+  governorPolicy,
+} from './governor.ts';
 export { browserFacts } from './meta.ts';
 export { createTransport, KEEPALIVE_BUDGET_BYTES, type Transport, type TransportState } from './transport.ts';
 
@@ -51,6 +61,8 @@ export interface InitOptions {
 export interface Client {
   readonly sessionId: string;
   readonly visitId: string;
+  /** The governor's level now (see `governorPolicy` for what it allows). */
+  governorLevel(): GovernorLevel;
   /** A custom event (`type: "custom"`): a name, flat properties and an optional severity. */
   track(
     name: string,
@@ -159,10 +171,24 @@ export function init(options: InitOptions): Client {
   let writer: SessionWriter | undefined;
   let transport: Transport | undefined;
   const early: WireEvent[] = [];
+  const governor = createGovernor();
   const push = (event: WireEvent) => {
     touch();
     if (writer === undefined) early.push(event);
     else writer.push(event);
+  };
+  /** Measures backlog, failures and heap; a level change is recorded as a `governor` event. */
+  const govern = () => {
+    if (transport === undefined) return;
+    const state = transport.state();
+    const memory = (performance as { memory?: { usedJSHeapSize?: number } }).memory;
+    const level = governor.observe({
+      backlogBytes: state.backlogBytes,
+      failures: state.failures,
+      ...(memory?.usedJSHeapSize === undefined ? {} : { heapBytes: memory.usedJSHeapSize }),
+      now: Date.now(),
+    });
+    if (level !== undefined) push({ t: Date.now(), type: 'governor', level });
   };
 
   const ready = (async () => {
@@ -234,11 +260,19 @@ export function init(options: InitOptions): Client {
     page.addEventListener('online', onOnline);
     document.addEventListener('visibilitychange', onVisibility);
   }
-  const timer = setInterval(() => void writer?.seal(), (options.flushIntervalSec ?? 5) * 1000);
+  const timer = setInterval(
+    () => {
+      govern();
+      void writer?.seal();
+    },
+    (options.flushIntervalSec ?? 5) * 1000,
+  );
+  const governing = setInterval(govern, 1000);
 
   const client: Client = {
     sessionId: session.id,
     visitId: visit.id,
+    governorLevel: () => governor.level(),
     track(name, props, trackOptions) {
       const flat = flatProps(props);
       push({
@@ -259,6 +293,7 @@ export function init(options: InitOptions): Client {
     },
     async shutdown() {
       clearInterval(timer);
+      clearInterval(governing);
       await client.flush();
       transport?.stop();
       if (page !== undefined) {

@@ -57,6 +57,15 @@ async function chunkOf(sessionId: string, seq: number): Promise<Json> {
   return api(`/v1/sessions/${sessionId}/chunks/${seq}`);
 }
 
+/** Polls `check` every 200 ms until it holds, or fails after `timeoutMs`. */
+async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 function client(overrides: Partial<Parameters<typeof init>[0]> = {}) {
   const created = init({
     projectKey: credentials.projectKey,
@@ -148,6 +157,26 @@ describe('the browser SDK core against the real server', () => {
     const session = await api(`/v1/sessions/${sdk.sessionId}`);
     expect(session.chunks).toHaveLength(2);
     expect(session.gaps).toEqual([]);
+  }, 60_000);
+
+  it('raises the governor while uploads fail, and records it as a governor event', async () => {
+    const sdk = client();
+    sdk.track('before');
+    await sdk.flush();
+    const port = new URL(server.url).port;
+    await server.close();
+    sdk.track('while_down');
+    void sdk.flush();
+    await until(() => sdk.governorLevel() === 'constrained', 15_000);
+    server = await start(port);
+    await until(async () => {
+      await sdk.flush();
+      const session = await api(`/v1/sessions/${sdk.sessionId}`);
+      const events = [];
+      for (const entry of session.chunks) events.push(...(await chunkOf(sdk.sessionId, entry.seq)).events);
+      return events.some((event: Json) => event.type === 'governor' && event.level === 'constrained');
+    }, 30_000);
+    expect(sdk.governorLevel()).toBe('constrained'); // comes down only after 30 s of calm
   }, 60_000);
 
   it('records a gap for a chunk the server can never take, and goes on', async () => {
