@@ -1,6 +1,6 @@
 /**
- * The recorded `getStats()` dumps of headless Chromium 156 (copied from the project's shared
- * recordings; see each file's `source`) and the helpers the tests build snapshots with.
+ * The recorded `getStats()` dumps of headless Chromium 156 (the workspace's shared recordings,
+ * `@svc-dev/fixtures/getstats`) and the helpers the tests build snapshots with.
  *
  * Each dump holds one snapshot per peer connection of a two-peer call on one page: `pc1` sends
  * (outbound-rtp, remote-inbound-rtp), `pc2` receives (inbound-rtp, remote-outbound-rtp).
@@ -8,11 +8,13 @@
  * the privacy test looks for in the output).
  */
 
+import hostLoopback from '@svc-dev/fixtures/getstats/chromium156-host-loopback.json' with { type: 'json' };
+import turnRelay from '@svc-dev/fixtures/getstats/chromium156-turn-relay.json' with { type: 'json' };
+import turnRelay300kbit from '@svc-dev/fixtures/getstats/chromium156-turn-relay-300kbit.json' with {
+  type: 'json',
+};
+import turnRelayLoss from '@svc-dev/fixtures/getstats/chromium156-turn-relay-loss.json' with { type: 'json' };
 import { type RTCStatsLike, type StatsSnapshot, toSnapshot } from '../snapshot.ts';
-import hostLoopback from './chromium156-host-loopback.json' with { type: 'json' };
-import turnRelay from './chromium156-turn-relay.json' with { type: 'json' };
-import turnRelay300kbit from './chromium156-turn-relay-300kbit.json' with { type: 'json' };
-import turnRelayLoss from './chromium156-turn-relay-loss.json' with { type: 'json' };
 
 export type PeerConnectionName = 'pc1' | 'pc2';
 
