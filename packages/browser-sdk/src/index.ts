@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 import { type ChunkStore, openChunkStore } from './chunk-store.ts';
-import { createGovernor, type GovernorLevel } from './governor.ts';
+import { createGovernor, type GovernorLevel, governorPolicy } from './governor.ts';
 import { createId } from './ids.ts';
 import { browserFacts } from './meta.ts';
 import { createSessionWriter, type SessionWriter, type WireEvent } from './session-writer.ts';
@@ -56,6 +56,40 @@ export interface InitOptions {
   store?: ChunkStore;
   /** The `fetch` the transport uses. Default the page's. */
   fetch?: typeof fetch;
+  /** The WebRTC collector (service-spec "WebRTC options"); loaded on demand when `enabled`. */
+  webrtc?: WebrtcOptions;
+}
+
+/** Options of the WebRTC collector, as service-spec.md names them. */
+export interface WebrtcOptions {
+  /** Loads the collector (`@svc/browser-sdk/webrtc`). Default false. */
+  enabled?: boolean;
+  /** Seconds between samples while every detector is quiet. Default 5. */
+  sampleIntervalSec?: number;
+  /** Redacted SDP capture. Default false; not captured by this version. */
+  captureSdp?: boolean;
+  /** 1 s samples at once while a detector threshold is crossed. Default true. */
+  emitOnThresholdCross?: boolean;
+  /** Peer connections sampled at most. Default 8. */
+  maxPeerConnections?: number;
+}
+
+/** `client.webrtc`: works before the collector has loaded (calls wait for it). */
+export interface WebrtcApi {
+  /** Tracks a peer connection created before `init` (idempotent). */
+  attach(pc: RTCPeerConnection): Promise<string | undefined>;
+  /** Tracked connections: state, relay, latency, loss, frame rate and score of the last second. */
+  list(): Promise<
+    Array<{
+      pc: string;
+      state: string;
+      relayed?: boolean;
+      rttMs?: number;
+      lossPct?: number;
+      fps?: number;
+      score?: number;
+    }>
+  >;
 }
 
 export interface Client {
@@ -63,6 +97,8 @@ export interface Client {
   readonly visitId: string;
   /** The governor's level now (see `governorPolicy` for what it allows). */
   governorLevel(): GovernorLevel;
+  /** The WebRTC collector (empty when `webrtc.enabled` is off). */
+  readonly webrtc: WebrtcApi;
   /** A custom event (`type: "custom"`): a name, flat properties and an optional severity. */
   track(
     name: string,
@@ -269,10 +305,49 @@ export function init(options: InitOptions): Client {
   );
   const governing = setInterval(govern, 1000);
 
+  // The collector is its own chunk: imported only when enabled, with the governor's policy.
+  const collector =
+    options.webrtc?.enabled === true
+      ? import('./webrtc/index.ts').then((module) => {
+          const created = module.createCollector({
+            emit: push,
+            sampleIntervalSec: options.webrtc?.sampleIntervalSec ?? 5,
+            emitOnThresholdCross: options.webrtc?.emitOnThresholdCross ?? true,
+            maxPeerConnections: options.webrtc?.maxPeerConnections ?? 8,
+            salt: session.id,
+            // Healthy: the configured interval; below that, the governor's when it is longer.
+            policy: () => {
+              const level = governor.level();
+              const allowed = governorPolicy(level);
+              const configured = options.webrtc?.sampleIntervalSec ?? 5;
+              return {
+                ...allowed,
+                sampleIntervalSec:
+                  allowed.sampleIntervalSec === null
+                    ? null
+                    : level === 'healthy'
+                      ? configured
+                      : Math.max(allowed.sampleIntervalSec, configured),
+              };
+            },
+          });
+          created.instrument();
+          return created;
+        })
+      : undefined;
+
   const client: Client = {
     sessionId: session.id,
     visitId: visit.id,
     governorLevel: () => governor.level(),
+    webrtc: {
+      async attach(pc) {
+        return (await collector)?.attach(pc);
+      },
+      async list() {
+        return (await collector)?.list() ?? [];
+      },
+    },
     track(name, props, trackOptions) {
       const flat = flatProps(props);
       push({
@@ -294,6 +369,7 @@ export function init(options: InitOptions): Client {
     async shutdown() {
       clearInterval(timer);
       clearInterval(governing);
+      (await collector)?.stop();
       await client.flush();
       transport?.stop();
       if (page !== undefined) {

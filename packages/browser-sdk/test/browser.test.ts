@@ -38,6 +38,8 @@ beforeAll(async () => {
     globalName: 'SvcSdk',
     platform: 'browser',
     target: 'es2022',
+    // The workspace packages from their sources, as the tests import them.
+    conditions: ['@svc/source'],
     // Chromium has CompressionStream: the on-demand pako import never runs here.
     external: ['pako'],
     write: false,
@@ -47,12 +49,10 @@ beforeAll(async () => {
   if (credentials === null) throw new Error('expected first-start credentials');
   const html = `<!doctype html><meta charset="utf-8"><title>sdk</title>
 <script src="/sdk.js"></script>
-<script>window.sdk = SvcSdk.init(${JSON.stringify({
-    projectKey: credentials.projectKey,
-    endpoint: api.url,
-    release: '2.0.0',
-    flushIntervalSec: 1,
-  })});</script>`;
+<script>window.sdk = SvcSdk.init({
+  ...${JSON.stringify({ projectKey: credentials.projectKey, endpoint: api.url, release: '2.0.0', flushIntervalSec: 1 })},
+  ...JSON.parse(new URLSearchParams(location.search).get('options') ?? '{}'),
+});</script>`;
   pages = createServer((request, response) => {
     if (request.url === '/sdk.js') response.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
     else response.writeHead(200, { 'content-type': 'text/html' }).end(html);
@@ -72,6 +72,10 @@ beforeAll(async () => {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      // A fake camera and microphone, granted; peers of one page connect over loopback.
+      '--use-fake-device-for-media-stream',
+      '--use-fake-ui-for-media-stream',
+      '--allow-loopback-in-peer-connection',
     ],
   });
 }, 120_000);
@@ -197,5 +201,69 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
       session.chunks.map((_: Json, index: number) => index),
     );
     expect(session.gaps).toEqual([]);
+  }, 60_000);
+
+  it('collects a real two-peer call whose samples and events the server accepts and turns into calls', async () => {
+    await page.goto(
+      `${pageUrl}?options=${encodeURIComponent(JSON.stringify({ webrtc: { enabled: true, sampleIntervalSec: 2 } }))}`,
+    );
+    const sessionId: string = await page.evaluate(() => (window as Json).sdk.sessionId);
+    await page.evaluate(async () => {
+      // The collector loads on demand: wait until it wraps RTCPeerConnection.
+      await (window as Json).sdk.webrtc.list();
+      const stream = await navigator.mediaDevices.getUserMedia({ audio: true, video: true });
+      const caller = new RTCPeerConnection();
+      const callee = new RTCPeerConnection();
+      caller.onicecandidate = (event) => event.candidate && callee.addIceCandidate(event.candidate);
+      callee.onicecandidate = (event) => event.candidate && caller.addIceCandidate(event.candidate);
+      for (const track of stream.getTracks()) caller.addTrack(track, stream);
+      await caller.setLocalDescription(await caller.createOffer());
+      await callee.setRemoteDescription(caller.localDescription as RTCSessionDescription);
+      await callee.setLocalDescription(await callee.createAnswer());
+      await caller.setRemoteDescription(callee.localDescription as RTCSessionDescription);
+      (window as Json).peers = [caller, callee];
+    });
+    await page.waitForTimeout(6_500);
+    const listed: Json[] = await page.evaluate(() => (window as Json).sdk.webrtc.list());
+    expect(listed).toHaveLength(2);
+    expect(listed.every((entry) => entry.state === 'connected')).toBe(true);
+    expect(Math.max(...listed.map((entry) => entry.fps ?? 0))).toBeGreaterThan(0);
+    await page.evaluate(async () => {
+      for (const peer of (window as Json).peers) peer.close();
+      await (window as Json).sdk.flush();
+    });
+
+    const { session, events } = await stored(sessionId);
+    expect(session.gaps).toEqual([]);
+    const names = events.filter((event) => event.type === 'call.event').map((event) => event.name);
+    for (const name of [
+      'media_acquired',
+      'device_inventory',
+      'pc_created',
+      'connection_state',
+      'candidate_pair_change',
+      'track_added',
+      'pc_closed',
+    ])
+      expect(names, name).toContain(name);
+    const samples = events.filter((event) => event.type === 'call.sample');
+    expect(samples.length).toBeGreaterThanOrEqual(4);
+    // No address, port or SDP travels.
+    expect(JSON.stringify(events)).not.toMatch(/candidate:|\d+\.\d+\.\d+\.\d+|a=ice-ufrag/);
+    // The server processed them into two calls: connected, with a setup time, closed.
+    await until(async () => (await read(`/v1/sessions/${sessionId}/calls`)).items.length === 2, 30_000);
+    const calls = (await read(`/v1/sessions/${sessionId}/calls`)).items;
+    for (const call of calls) {
+      expect(call).toMatchObject({
+        connected: true,
+        failedToConnect: false,
+        state: 'closed',
+        hasIssue: false,
+      });
+      expect(call.setupMs).toBeGreaterThanOrEqual(0);
+      // A clean loopback call scores high (@svc/quality-score on the device and on the server).
+      expect(call.qualityScore).toBeGreaterThanOrEqual(80);
+      expect(call.codecs).toEqual(expect.arrayContaining(['audio/opus']));
+    }
   }, 60_000);
 });

@@ -1,8 +1,17 @@
 /**
- * `@svc/browser-sdk/webrtc`: the WebRTC collector, loaded lazily only when enabled. This first
- * part turns `getStats()` snapshots into PROTOCOL.md §2 call-sample windows; the instrumentation
- * of `RTCPeerConnection` and media capture that drives it comes next.
+ * `@svc/browser-sdk/webrtc`: the WebRTC collector, loaded lazily only when enabled
+ * (`init({ webrtc: { enabled: true } })`): `createCollector` instruments `RTCPeerConnection`,
+ * `getUserMedia`, `getDisplayMedia` and devices, and turns `getStats()` snapshots into
+ * PROTOCOL.md §2–§3 samples and events.
  *
  * @packageDocumentation
  */
+
+export {
+  type Collector,
+  type CollectorOptions,
+  type CollectorPolicy,
+  createCollector,
+  type TrackedConnection,
+} from './collector.ts';
 export * from './stats/index.ts';
