@@ -266,4 +266,43 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
       expect(call.codecs).toEqual(expect.arrayContaining(['audio/opus']));
     }
   }, 60_000);
+
+  it('records a denied camera as media_error permission_denied (no fake-ui flag: a real denial)', async () => {
+    const strict = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--use-fake-device-for-media-stream'],
+    });
+    try {
+      const denied = await (await strict.newContext()).newPage();
+      await denied.goto(
+        `${pageUrl}?options=${encodeURIComponent(JSON.stringify({ webrtc: { enabled: true } }))}`,
+      );
+      const sessionId: string = await denied.evaluate(() => (window as Json).sdk.sessionId);
+      const error: string = await denied.evaluate(async () => {
+        await (window as Json).sdk.webrtc.list();
+        try {
+          await navigator.mediaDevices.getUserMedia({ video: true });
+          return 'granted';
+        } catch (failure) {
+          return (failure as Error).name;
+        }
+      });
+      expect(error).toBe('NotAllowedError');
+      await denied.evaluate(() => (window as Json).sdk.flush());
+      const { events } = await stored(sessionId);
+      expect(events.filter((event) => event.type === 'call.event' && event.name === 'media_error')).toEqual([
+        expect.objectContaining({ errorName: 'NotAllowedError', class: 'permission_denied', kind: 'video' }),
+      ]);
+      // The server's detectors agree: a session finding, on the first page of its issues.
+      await until(
+        async () =>
+          (await read(`/v1/sessions/${sessionId}/issues`)).items.some(
+            (item: Json) => item.kind === 'finding' && item.name === 'webrtc_media_permission_denied',
+          ),
+        30_000,
+      );
+    } finally {
+      await strict.close();
+    }
+  }, 60_000);
 });
