@@ -48,6 +48,58 @@ export function envelopeOf(
 }
 
 /**
+ * Writes an event (`evt_`, its envelope exactly as every delivery will send it) and one outbox
+ * row per channel, due `now`, in the caller's transaction.
+ */
+async function writeEvent(
+  transaction: Executor,
+  project: Pick<Project, 'id' | 'organization_id'>,
+  event: {
+    type: WebhookEventType;
+    data: NotificationData;
+    clusterId?: string | undefined;
+    ruleIds: readonly string[];
+    inbox: boolean;
+    channelIds: readonly string[];
+    now: Date;
+  },
+): Promise<{ eventId: string; deliveryIds: string[] }> {
+  const eventId = createId('evt');
+  await transaction
+    .insertInto('notification_events')
+    .values({
+      project_id: project.id,
+      id: eventId,
+      type: event.type,
+      severity: event.data.severity,
+      title: event.data.title,
+      cluster_id: event.clusterId ?? null,
+      rule_ids: JSON.stringify(event.ruleIds),
+      payload: JSON.stringify(envelopeOf(project, eventId, event.type, event.now, event.data)),
+      inbox: event.inbox,
+      created_at: event.now,
+    })
+    .execute();
+  const deliveryIds = event.channelIds.map(() => createId('dlv'));
+  if (deliveryIds.length > 0) {
+    await transaction
+      .insertInto('deliveries')
+      .values(
+        event.channelIds.map((channelId, index) => ({
+          project_id: project.id,
+          id: deliveryIds[index] as string,
+          event_id: eventId,
+          event_type: event.type,
+          channel_id: channelId,
+          due_at: event.now,
+        })),
+      )
+      .execute();
+  }
+  return { eventId, deliveryIds };
+}
+
+/**
  * Routes notifications through the project's enabled rules, inside the caller's transaction
  * (the transaction of their cause, so a cause is never recorded without its notifications):
  *
@@ -122,43 +174,20 @@ export async function notify(
     const firing = matching.filter((rule) => !held.has(rule.id));
     if (firing.length === 0) continue;
 
-    const id = createId('evt');
-    await transaction
-      .insertInto('notification_events')
-      .values({
-        project_id: project.id,
-        id,
-        type: draft.type,
-        severity: draft.data.severity,
-        title: draft.data.title,
-        cluster_id: draft.clusterId ?? null,
-        rule_ids: JSON.stringify(firing.map((rule) => rule.id)),
-        payload: JSON.stringify(envelopeOf(project, id, draft.type, now, draft.data)),
-        inbox: true,
-        created_at: now,
-      })
-      .execute();
-    result.events.push(id);
-
     const targets = [
       ...new Set(firing.flatMap((rule) => rule.channel_ids).filter((channel) => channels.has(channel))),
     ].sort();
-    if (targets.length > 0) {
-      await transaction
-        .insertInto('deliveries')
-        .values(
-          targets.map((channelId) => ({
-            project_id: project.id,
-            id: createId('dlv'),
-            event_id: id,
-            event_type: draft.type,
-            channel_id: channelId,
-            due_at: now,
-          })),
-        )
-        .execute();
-      result.deliveries += targets.length;
-    }
+    const written = await writeEvent(transaction, project, {
+      type: draft.type,
+      data: draft.data,
+      clusterId: draft.clusterId,
+      ruleIds: firing.map((rule) => rule.id),
+      inbox: true,
+      channelIds: targets,
+      now,
+    });
+    result.events.push(written.eventId);
+    result.deliveries += written.deliveryIds.length;
     await transaction
       .insertInto('rule_throttles')
       .values(
@@ -192,8 +221,6 @@ export async function queueTestNotification(
   links: Record<string, string>,
   now: Date,
 ): Promise<{ eventId: string; deliveryId: string }> {
-  const eventId = createId('evt');
-  const deliveryId = createId('dlv');
   const data: NotificationData = {
     title: 'Test notification',
     summary: `A test of the channel "${channel.name}". If you can read this, it works.`,
@@ -201,33 +228,15 @@ export async function queueTestNotification(
     counts: {},
     links,
   };
-  await database.transaction().execute(async (transaction) => {
-    await transaction
-      .insertInto('notification_events')
-      .values({
-        project_id: project.id,
-        id: eventId,
-        type: 'notification.test',
-        severity: 'info',
-        title: data.title,
-        cluster_id: null,
-        rule_ids: JSON.stringify([]),
-        payload: JSON.stringify(envelopeOf(project, eventId, 'notification.test', now, data)),
-        inbox: false,
-        created_at: now,
-      })
-      .execute();
-    await transaction
-      .insertInto('deliveries')
-      .values({
-        project_id: project.id,
-        id: deliveryId,
-        event_id: eventId,
-        event_type: 'notification.test',
-        channel_id: channel.id,
-        due_at: now,
-      })
-      .execute();
-  });
-  return { eventId, deliveryId };
+  const written = await database.transaction().execute((transaction) =>
+    writeEvent(transaction, project, {
+      type: 'notification.test',
+      data,
+      ruleIds: [],
+      inbox: false,
+      channelIds: [channel.id],
+      now,
+    }),
+  );
+  return { eventId: written.eventId, deliveryId: written.deliveryIds[0] as string };
 }
