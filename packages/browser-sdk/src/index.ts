@@ -11,6 +11,7 @@ import { createId } from './ids.ts';
 import { browserFacts } from './meta.ts';
 import { createSessionWriter, type SessionWriter, type WireEvent } from './session-writer.ts';
 import { createTransport, KEEPALIVE_BUDGET_BYTES, type Transport } from './transport.ts';
+import type { TrackedConnection } from './webrtc/collector.ts';
 
 export { type ChunkStore, createMemoryChunkStore, openChunkStore, type StoredChunk } from './chunk-store.ts';
 export {
@@ -79,17 +80,7 @@ export interface WebrtcApi {
   /** Tracks a peer connection created before `init` (idempotent). */
   attach(pc: RTCPeerConnection): Promise<string | undefined>;
   /** Tracked connections: state, relay, latency, loss, frame rate and score of the last second. */
-  list(): Promise<
-    Array<{
-      pc: string;
-      state: string;
-      relayed?: boolean;
-      rttMs?: number;
-      lossPct?: number;
-      fps?: number;
-      score?: number;
-    }>
-  >;
+  list(): Promise<TrackedConnection[]>;
 }
 
 export interface Client {
@@ -181,9 +172,14 @@ export function init(options: InitOptions): Client {
   const tab = page?.sessionStorage;
   const session = remember(tab, SESSION_KEY) ?? { id: createId('ses'), seq: 0, at: Date.now() };
   const visit = remember(local, VISIT_KEY) ?? { id: createId('vis'), at: Date.now() };
+  // Activity is written to storage at most once a second: `push` runs for every event (call
+  // samples and rrweb events included), and storage writes are synchronous.
+  let savedAt = 0;
   const touch = () => {
     session.at = Date.now();
     visit.at = session.at;
+    if (session.at - savedAt < 1000) return;
+    savedAt = session.at;
     save(tab, SESSION_KEY, session);
     save(local, VISIT_KEY, visit);
   };

@@ -77,7 +77,8 @@ interface Tracked {
   polling: boolean;
 }
 
-const MEDIA_ERROR_CLASSES: Record<string, string> = {
+/** PROTOCOL.md §3's table (the SDK cannot load `@svc/protocol` at run time; a test compares them). */
+const MEDIA_ERROR_CLASSES: Readonly<Record<string, string>> = {
   NotAllowedError: 'permission_denied',
   NotReadableError: 'device_in_use',
   NotFoundError: 'device_not_found',
@@ -86,6 +87,21 @@ const MEDIA_ERROR_CLASSES: Record<string, string> = {
   SecurityError: 'security',
   TypeError: 'type_error',
 };
+
+/**
+ * The `media_error` class of a DOMException name, as `@svc/protocol`'s `classifyMediaError`:
+ * exact names; anything else (`constructor` included) is `unknown`.
+ *
+ * @example
+ * ```ts
+ * classifyMediaError('NotAllowedError'); // 'permission_denied'
+ * ```
+ */
+export function classifyMediaError(errorName: string): string {
+  return Object.hasOwn(MEDIA_ERROR_CLASSES, errorName)
+    ? (MEDIA_ERROR_CLASSES[errorName] as string)
+    : 'unknown';
+}
 
 const STATE_EVENTS: ReadonlyArray<[string, string, keyof RTCPeerConnection]> = [
   ['connectionstatechange', 'connection_state', 'connectionState'],
@@ -396,7 +412,7 @@ export function createCollector(options: CollectorOptions): Collector {
     const kind = screen ? 'screen' : constraints?.video ? 'video' : constraints?.audio ? 'audio' : undefined;
     event(undefined, 'media_error', {
       errorName: name.slice(0, 64),
-      class: MEDIA_ERROR_CLASSES[name] ?? 'unknown',
+      class: classifyMediaError(name),
       ...(kind === undefined ? {} : { kind }),
     });
   }

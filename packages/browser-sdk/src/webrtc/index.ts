@@ -11,6 +11,7 @@ export {
   type Collector,
   type CollectorOptions,
   type CollectorPolicy,
+  classifyMediaError,
   createCollector,
   type TrackedConnection,
 } from './collector.ts';
