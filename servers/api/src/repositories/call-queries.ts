@@ -1,6 +1,7 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { Database } from '../database/schema.ts';
 import type { Call, CallFinding, CallItem, CallTrack } from '../database/tables/calls.table.ts';
+import { keysetPage } from './keyset-page.ts';
 
 // The read side of calls: every query is scoped by a project id first, so a caller can only ever
 // reach the rows of the project it passes (the route passes the token's project).
@@ -88,11 +89,8 @@ export async function findCallsPage(
     .orderBy('calls.id', 'desc')
     .limit(options.limit + 1)
     .execute();
-  const calls = rows.slice(0, options.limit);
-  const last = calls.at(-1);
-  return rows.length > options.limit && last !== undefined
-    ? { calls, next: { startedAt: last.started_at, id: last.id } }
-    : { calls };
+  const { page: calls, more } = keysetPage(rows, options.limit);
+  return more === undefined ? { calls } : { calls, next: { startedAt: more.started_at, id: more.id } };
 }
 
 /** Most event markers one call detail returns (a call emits a few dozen; this bounds a runaway one). */

@@ -5,6 +5,7 @@ import type { Chunk } from '../database/tables/chunks.table.ts';
 import type { SessionSignal, SignalKind, SignalSeverity } from '../database/tables/session-signals.table.ts';
 import type { Session } from '../database/tables/sessions.table.ts';
 import type { ShareLink } from '../database/tables/share-links.table.ts';
+import { keysetPage } from './keyset-page.ts';
 
 // The read side of sessions: every query is scoped by a project id first, so a caller can only
 // ever reach the rows of the project it passes (the route passes the token's project).
@@ -174,11 +175,8 @@ export async function findSessionsPage(
     .orderBy('sessions.id', 'desc')
     .limit(options.limit + 1)
     .execute();
-  const sessions = rows.slice(0, options.limit);
-  const last = sessions.at(-1);
-  return rows.length > options.limit && last !== undefined
-    ? { sessions, next: { startedAt: last.started_at, id: last.id } }
-    : { sessions };
+  const { page: sessions, more } = keysetPage(rows, options.limit);
+  return more === undefined ? { sessions } : { sessions, next: { startedAt: more.started_at, id: more.id } };
 }
 
 /** The session, or `undefined` when the project has no such session. */
@@ -263,11 +261,8 @@ export async function findSignalsPage(
     );
   }
   const rows = await query.execute();
-  const signals = rows.slice(0, options.limit);
-  const last = signals.at(-1);
-  return rows.length > options.limit && last !== undefined
-    ? { signals, next: { seq: last.seq, index: last.event_index } }
-    : { signals };
+  const { page: signals, more } = keysetPage(rows, options.limit);
+  return more === undefined ? { signals } : { signals, next: { seq: more.seq, index: more.event_index } };
 }
 
 /** The sessions of a visit in the project, oldest first, at most `limit` (+ whether there were more). */

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import type { NotificationEvent } from '../../database/tables/notifications.table.ts';
 import { notFound } from '../../errors.ts';
+import { keysetPage } from '../../repositories/keyset-page.ts';
 import { decodeIdCursor, encodeIdCursor } from '../sessions/cursor.ts';
 import { booleanParameter, integerParameter } from '../sessions/query.ts';
 
@@ -67,11 +68,10 @@ export default async function inboxRoutes(fastify: FastifyInstance) {
       if (cursor !== undefined) query = query.where('id', '<', decodeIdCursor(cursor, 'evt'));
       if (acked !== undefined) query = query.where('acked_at', acked ? 'is not' : 'is', null);
       const rows = await query.execute();
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
+      const { page, more } = keysetPage(rows, limit);
       return {
         items: page.map(toInboxItem),
-        nextCursor: rows.length > limit && last !== undefined ? encodeIdCursor(last.id) : undefined,
+        nextCursor: more === undefined ? undefined : encodeIdCursor(more.id),
       };
     },
   );

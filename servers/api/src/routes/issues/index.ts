@@ -7,6 +7,7 @@ import type { Database } from '../../database/schema.ts';
 import type { ClusterStatus, IssueCluster } from '../../database/tables/issues.table.ts';
 import { invalid, notFound } from '../../errors.ts';
 import { CLUSTER_KINDS } from '../../notifications/rules.ts';
+import { keysetPage } from '../../repositories/keyset-page.ts';
 import { decodeClusterCursor, encodeClusterCursor } from '../sessions/cursor.ts';
 import { integerParameter } from '../sessions/query.ts';
 
@@ -177,14 +178,13 @@ export default async function issueRoutes(fastify: FastifyInstance) {
       );
     }
     const rows = await select.execute();
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
+    const { page, more } = keysetPage(rows, limit);
     return {
       items: await withCounts(database, projectId, page, Date.now()),
       nextCursor:
-        rows.length > limit && last !== undefined
-          ? encodeClusterCursor({ lastSeenAt: new Date(last.last_seen_at), id: last.id })
-          : undefined,
+        more === undefined
+          ? undefined
+          : encodeClusterCursor({ lastSeenAt: new Date(more.last_seen_at), id: more.id }),
     };
   };
 

@@ -15,6 +15,7 @@ import { ROTATION_OVERLAP_MS, sealChannelSecret } from '../../notifications/chan
 import { replayDelivery } from '../../notifications/deliveries.ts';
 import { queueTestNotification } from '../../notifications/notify.ts';
 import { ruleSourceSchema } from '../../notifications/rules.ts';
+import { keysetPage } from '../../repositories/keyset-page.ts';
 import { createWebhookSecret } from '../../secrets.ts';
 import { decodeIdCursor, encodeIdCursor } from '../sessions/cursor.ts';
 import { integerParameter } from '../sessions/query.ts';
@@ -579,11 +580,10 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       if (status !== undefined) query = query.where('status', '=', status);
       if (eventType !== undefined) query = query.where('event_type', '=', eventType);
       const rows = await query.execute();
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
+      const { page, more } = keysetPage(rows, limit);
       return {
         items: await withAttempts(request.project.id, page),
-        nextCursor: rows.length > limit && last !== undefined ? encodeIdCursor(last.id) : undefined,
+        nextCursor: more === undefined ? undefined : encodeIdCursor(more.id),
       };
     },
   );
