@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { BlobStore } from '../blob-store/index.ts';
 import type { MasterKey } from '../crypto/index.ts';
+import { insertBatches } from '../database/insert-batches.ts';
 import type { Database } from '../database/schema.ts';
 import type { NewCall, NewCallItem } from '../database/tables/calls.table.ts';
 import type { Session } from '../database/tables/sessions.table.ts';
@@ -33,9 +34,6 @@ export interface ClaimedCallJob {
   generation: number;
   attempts: number;
 }
-
-/** Items per INSERT: 9 columns each stays far below PostgreSQL's 65 535 parameters. */
-const ITEM_BATCH = 2_000;
 
 /**
  * Claims up to `limit` due jobs for `leaseMs` (a worker that dies loses them when the lease
@@ -404,10 +402,10 @@ export async function processCallJob(
 
   const recorded = await database.transaction().execute(async (transaction) => {
     const rows = fresh.map((entry) => itemRow(projectId, sessionId, entry));
-    for (let start = 0; start < rows.length; start += ITEM_BATCH) {
+    for (const batch of insertBatches(rows)) {
       await transaction
         .insertInto('call_items')
-        .values(rows.slice(start, start + ITEM_BATCH))
+        .values(batch)
         .onConflict((conflict) => conflict.doNothing())
         .execute();
     }
@@ -452,11 +450,9 @@ export async function processCallJob(
               series: JSON.stringify(track.series),
             }));
       });
-      for (let start = 0; start < tracks.length; start += 500) {
-        await transaction
-          .insertInto('call_tracks')
-          .values(tracks.slice(start, start + 500))
-          .execute();
+      // Each row holds a track's whole series: 500 rows keep one statement a few MB.
+      for (const batch of insertBatches(tracks, 500)) {
+        await transaction.insertInto('call_tracks').values(batch).execute();
       }
     }
 

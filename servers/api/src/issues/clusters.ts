@@ -1,6 +1,7 @@
 import type { Finding } from '@svc/detectors';
 import type { Severity, WebhookEventType } from '@svc/protocol';
 import { sql, type Transaction } from 'kysely';
+import { insertBatches } from '../database/insert-batches.ts';
 import type { Database } from '../database/schema.ts';
 import type { IssueCluster } from '../database/tables/issues.table.ts';
 import type { Project } from '../database/tables/projects.table.ts';
@@ -124,9 +125,6 @@ interface ClusterCounts {
 
 const DAY_MS = 24 * 3600 * 1000;
 
-/** Rows per INSERT (occurrences: 8 columns, clusters: 9): far below PostgreSQL's 65 535 parameters. */
-const OCCURRENCE_BATCH = 2_000;
-
 /**
  * Records a session's occurrences into the project's clusters, inside the caller's transaction
  * (the processing job's, so clusters, their events and the outbox rows move together):
@@ -205,10 +203,10 @@ export async function recordOccurrences(
     };
   });
   const created = new Set<string>();
-  for (let start = 0; start < newClusters.length; start += OCCURRENCE_BATCH) {
+  for (const batch of insertBatches(newClusters)) {
     const inserted = await transaction
       .insertInto('issue_clusters')
-      .values(newClusters.slice(start, start + OCCURRENCE_BATCH))
+      .values(batch)
       .onConflict((conflict) => conflict.columns(['project_id', 'fingerprint']).doNothing())
       .returning('fingerprint')
       .execute();
@@ -236,10 +234,10 @@ export async function recordOccurrences(
     release: session.release,
     environment: session.environment,
   }));
-  for (let start = 0; start < rows.length; start += OCCURRENCE_BATCH) {
+  for (const batch of insertBatches(rows)) {
     await transaction
       .insertInto('cluster_occurrences')
-      .values(rows.slice(start, start + OCCURRENCE_BATCH))
+      .values(batch)
       .onConflict((conflict) => conflict.doNothing())
       .execute();
   }

@@ -1,5 +1,6 @@
 import type { Chunk } from '@svc/protocol';
 import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { insertBatches } from '../database/insert-batches.ts';
 import { preparedStatement } from '../database/prepared-statement.ts';
 import type { Database } from '../database/schema.ts';
 import type { NewSession } from '../database/tables/sessions.table.ts';
@@ -65,9 +66,6 @@ export interface ChunkRecord {
   inflatedBytes: number;
   storedBytes: number;
 }
-
-/** Rows per INSERT of signals: 10 columns each stays far below PostgreSQL's 65 535 parameters. */
-const SIGNAL_BATCH = 1_000;
 
 /** Session columns that come from `meta` (and the chunk's `visitId`). */
 const META_COLUMNS = [
@@ -231,11 +229,8 @@ export async function recordChunks(
       details: JSON.stringify(signal.details),
     })),
   );
-  for (let start = 0; start < signals.length; start += SIGNAL_BATCH) {
-    await transaction
-      .insertInto('session_signals')
-      .values(signals.slice(start, start + SIGNAL_BATCH))
-      .execute();
+  for (const batch of insertBatches(signals, 1_000)) {
+    await transaction.insertInto('session_signals').values(batch).execute();
   }
 
   const withCalls = fresh.filter(
