@@ -116,6 +116,10 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     return { project: owner, channel: created.channel, secret: created.secret as string, rule: made };
   }
 
+  /** Ingests one chunk (its JSON) for the project, and expects it stored. */
+  const send = (project: TestProject, chunk: Parameters<typeof chunkBytes>[0]) =>
+    ingest(test.app, project.projectKey, chunkBytes(chunk));
+
   /** Ingests one session with a call that never connects (webrtc_connect_failure). */
   async function failingCallSession(
     project: TestProject,
@@ -124,17 +128,13 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     const sessionId = newSessionId();
     const start = options.start ?? T0;
     const call = callTimeline({ start: start + 1_000, setupMs: null, fail: true, candidateError: 701 });
-    await ingest(
-      test.app,
-      project.projectKey,
-      chunkBytes({
-        sessionId,
-        seq: 0,
-        sentAt: call.end + 100,
-        meta: sessionMeta(start, options.release === undefined ? {} : { release: options.release }),
-        events: call.items,
-      }),
-    );
+    await send(project, {
+      sessionId,
+      seq: 0,
+      sentAt: call.end + 100,
+      meta: sessionMeta(start, options.release === undefined ? {} : { release: options.release }),
+      events: call.items,
+    });
     await test.callWorker.runUntilIdle();
     return sessionId;
   }
@@ -324,26 +324,22 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       `TypeError: Cannot read properties of undefined (reading 'id')\n    at loadUser (https://app.example.com/static/app.3f9a2b7c.js:10:${line})\n    at onClick (https://app.example.com/static/app.3f9a2b7c.js:20:5)`;
     for (const [index, line] of [12, 99].entries()) {
       const sessionId = newSessionId();
-      await ingest(
-        test.app,
-        project.projectKey,
-        chunkBytes({
-          sessionId,
-          seq: 0,
-          sentAt: T0 + 5_000,
-          meta: sessionMeta(T0, { release: '3.0.0' }),
-          events: [
-            {
-              t: T0 + 1_000 + index,
-              type: 'error',
-              name: 'TypeError',
-              message: `Cannot read properties of undefined (reading 'id') for user alice${index}@example.com`,
-              stack: stack(line),
-              source: 'onerror',
-            },
-          ],
-        }),
-      );
+      await send(project, {
+        sessionId,
+        seq: 0,
+        sentAt: T0 + 5_000,
+        meta: sessionMeta(T0, { release: '3.0.0' }),
+        events: [
+          {
+            t: T0 + 1_000 + index,
+            type: 'error',
+            name: 'TypeError',
+            message: `Cannot read properties of undefined (reading 'id') for user alice${index}@example.com`,
+            stack: stack(line),
+            source: 'onerror',
+          },
+        ],
+      });
     }
     await test.callWorker.runUntilIdle();
     const errors = await ok('GET', '/v1/errors', undefined, project);
@@ -419,17 +415,13 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
         severity: 'critical',
       },
     ];
-    await ingest(
-      test.app,
-      project.projectKey,
-      chunkBytes({
-        sessionId,
-        seq: 0,
-        sentAt: T0 + 5_000,
-        meta: sessionMeta(T0, { release: '4.2.0' }),
-        events,
-      }),
-    );
+    await send(project, {
+      sessionId,
+      seq: 0,
+      sentAt: T0 + 5_000,
+      meta: sessionMeta(T0, { release: '4.2.0' }),
+      events,
+    });
     await test.callWorker.runUntilIdle();
     await worker().runUntilIdle();
     const received = receiver.deliveries
@@ -447,16 +439,12 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     });
     // Each event notifies once, however often its session is processed again.
     await queueCallReprocessing(test.database.database, project.project.id);
-    await ingest(
-      test.app,
-      project.projectKey,
-      chunkBytes({
-        sessionId,
-        seq: 1,
-        sentAt: T0 + 9_000,
-        events: [{ t: T0 + 8_000, type: 'error', message: 'x', source: 'manual' }],
-      }),
-    );
+    await send(project, {
+      sessionId,
+      seq: 1,
+      sentAt: T0 + 9_000,
+      events: [{ t: T0 + 8_000, type: 'error', message: 'x', source: 'manual' }],
+    });
     await test.callWorker.runUntilIdle();
     expect(
       (await ok('GET', '/v1/inbox', undefined, project)).items.filter((item: Json) => item.type === 'custom'),
@@ -477,17 +465,13 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       project,
     );
     const next = newSessionId();
-    await ingest(
-      test.app,
-      project.projectKey,
-      chunkBytes({
-        sessionId: next,
-        seq: 0,
-        sentAt: T0 + 5_000,
-        meta: sessionMeta(T0),
-        events: events.slice(0, 2),
-      }),
-    );
+    await send(project, {
+      sessionId: next,
+      seq: 0,
+      sentAt: T0 + 5_000,
+      meta: sessionMeta(T0),
+      events: events.slice(0, 2),
+    });
     await test.callWorker.runUntilIdle();
     expect(
       (await ok('GET', '/v1/inbox', undefined, project)).items.filter((item: Json) => item.type === 'custom'),
@@ -512,17 +496,13 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
         stack: `TypeError: boom\n    at handle_${letters(index)} (https://app.example.com/static/app.js:1:1)`,
         source: 'manual',
       }));
-      await ingest(
-        test.app,
-        project.projectKey,
-        chunkBytes({
-          sessionId,
-          seq,
-          sentAt: T0 + 20_000,
-          ...(seq === 0 ? { meta: sessionMeta(T0) } : {}),
-          events,
-        }),
-      );
+      await send(project, {
+        sessionId,
+        seq,
+        sentAt: T0 + 20_000,
+        ...(seq === 0 ? { meta: sessionMeta(T0) } : {}),
+        events,
+      });
     }
     await test.callWorker.runUntilIdle();
     const page = await ok('GET', '/v1/errors?limit=200', undefined, project);
