@@ -12,6 +12,7 @@ import { newSessionId } from '../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../test/test-app.ts';
 import { ENGINES } from '../../test/test-database.ts';
 import { queueCallReprocessing } from '../calls/call-processing.ts';
+import { MAX_CHANNELS } from '../routes/notifications/index.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './deliveries.ts';
 import { createDeliveryWorker } from './delivery-worker.ts';
 import { createDestinationPolicy, parseAllowedHosts } from './destination-policy.ts';
@@ -834,6 +835,30 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       lastError: 'The channel was deleted',
     });
     await ok('DELETE', `/v1/notifications/rules/${rule.id}`, undefined, owner);
+
+    // A project has at most MAX_CHANNELS channels: the next is a 409 that creates nothing.
+    const fresh = await test.createProject();
+    for (let index = 0; index < MAX_CHANNELS; index += 1)
+      await ok(
+        'POST',
+        '/v1/notifications/channels',
+        { type: 'webhook', name: `c${index}`, url: 'https://hooks.example.com/x' },
+        fresh,
+      );
+    const full = await request(
+      'POST',
+      '/v1/notifications/channels',
+      { type: 'webhook', name: 'one more', url: 'https://hooks.example.com/x' },
+      fresh,
+    );
+    expect(full.statusCode, full.body).toBe(409);
+    expect(full.json()).toMatchObject({
+      code: 'invalid',
+      error: `A project has at most ${MAX_CHANNELS} channels`,
+    });
+    expect((await ok('GET', '/v1/notifications/channels', undefined, fresh)).items).toHaveLength(
+      MAX_CHANNELS,
+    );
     expect(
       (await request('GET', '/v1/issues', undefined, { ...owner, headers: { authorization: 'Bearer nope' } }))
         .statusCode,

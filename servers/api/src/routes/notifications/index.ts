@@ -1,8 +1,9 @@
 import { idSchema, listPageSchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { z } from 'zod';
+import type { Database } from '../../database/schema.ts';
 import type {
   Delivery,
   DeliveryAttempt,
@@ -213,25 +214,29 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
   routes.addHook('onRequest', fastify.authenticate);
   const database = fastify.database;
 
-  const findChannel = async (projectId: string, id: string) => {
+  type OwnedTable = 'notification_channels' | 'notification_rules';
+  const nouns: Record<OwnedTable, string> = { notification_channels: 'channel', notification_rules: 'rule' };
+  /** The project's row `id` of `table`, or a 404 (another project's too). */
+  const findOwned = async <Table extends OwnedTable>(table: Table, projectId: string, id: string) => {
     const row = await database
-      .selectFrom('notification_channels')
+      .selectFrom(table as OwnedTable)
       .selectAll()
       .where('project_id', '=', projectId)
       .where('id', '=', id)
       .executeTakeFirst();
-    if (row === undefined) throw notFound(`No channel ${id}`);
-    return row;
+    if (row === undefined) throw notFound(`No ${nouns[table]} ${id}`);
+    return row as Selectable<Database[Table]>;
   };
-  const findRule = async (projectId: string, id: string) => {
-    const row = await database
-      .selectFrom('notification_rules')
-      .selectAll()
+  const findChannel = (projectId: string, id: string) => findOwned('notification_channels', projectId, id);
+  const findRule = (projectId: string, id: string) => findOwned('notification_rules', projectId, id);
+  /** A 409 when the project has `max` rows of `table` already. */
+  const checkRoom = async (table: OwnedTable, projectId: string, max: number) => {
+    const count = await database
+      .selectFrom(table)
+      .select(({ fn }) => fn.countAll<number>().as('count'))
       .where('project_id', '=', projectId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (row === undefined) throw notFound(`No rule ${id}`);
-    return row;
+      .executeTakeFirstOrThrow();
+    if (Number(count.count) >= max) throw invalid(`A project has at most ${max} ${nouns[table]}s`, 409);
   };
   /** Every id must be a channel of the project. */
   const checkChannels = async (projectId: string, ids: readonly string[]) => {
@@ -274,13 +279,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { project } = request;
-      const count = await database
-        .selectFrom('notification_channels')
-        .select(({ fn }) => fn.countAll<number>().as('count'))
-        .where('project_id', '=', project.id)
-        .executeTakeFirstOrThrow();
-      if (Number(count.count) >= MAX_CHANNELS)
-        throw invalid(`A project has at most ${MAX_CHANNELS} channels`, 409);
+      await checkRoom('notification_channels', project.id, MAX_CHANNELS);
       const id = createId('ch');
       const secret = createWebhookSecret();
       const row = await database
@@ -453,12 +452,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const projectId = request.project.id;
-      const count = await database
-        .selectFrom('notification_rules')
-        .select(({ fn }) => fn.countAll<number>().as('count'))
-        .where('project_id', '=', projectId)
-        .executeTakeFirstOrThrow();
-      if (Number(count.count) >= MAX_RULES) throw invalid(`A project has at most ${MAX_RULES} rules`, 409);
+      await checkRoom('notification_rules', projectId, MAX_RULES);
       const channelIds = [...new Set(request.body.channelIds)];
       await checkChannels(projectId, channelIds);
       const row = await database
