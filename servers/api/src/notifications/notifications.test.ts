@@ -238,6 +238,20 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       project,
     );
     expect(new Set([sessions.items[0].sessionId, rest.items[0].sessionId]).has(sessionId)).toBe(true);
+    expect(rest.nextCursor).toBeUndefined();
+    for (const cursor of [
+      'nope',
+      Buffer.from('[-1]').toString('base64url'),
+      Buffer.from('{"o":1}').toString('base64url'),
+    ]) {
+      const bad = await request(
+        'GET',
+        `/v1/issues/${failure.id}/sessions?cursor=${cursor}`,
+        undefined,
+        project,
+      );
+      expect(bad.statusCode, cursor).toBe(400);
+    }
 
     // Reprocessing every session changes nothing: occurrences are counted once.
     await queueCallReprocessing(test.database.database, project.project.id);

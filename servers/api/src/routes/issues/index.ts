@@ -5,10 +5,15 @@ import { type Kysely, sql } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../database/schema.ts';
 import type { ClusterStatus, IssueCluster } from '../../database/tables/issues.table.ts';
-import { invalid, notFound } from '../../errors.ts';
+import { notFound } from '../../errors.ts';
 import { CLUSTER_KINDS } from '../../notifications/rules.ts';
 import { keysetPage } from '../../repositories/keyset-page.ts';
-import { decodeClusterCursor, encodeClusterCursor } from '../sessions/cursor.ts';
+import {
+  decodeClusterCursor,
+  decodeOffsetCursor,
+  encodeClusterCursor,
+  encodeOffsetCursor,
+} from '../sessions/cursor.ts';
 import { integerParameter } from '../sessions/query.ts';
 
 const MAX_ISSUES_LIMIT = 200;
@@ -282,7 +287,7 @@ export default async function issueRoutes(fastify: FastifyInstance) {
       const projectId = request.project.id;
       await findCluster(projectId, request.params.id);
       const limit = request.query.limit ?? 50;
-      const offset = request.query.cursor === undefined ? 0 : decodeOffset(request.query.cursor);
+      const offset = request.query.cursor === undefined ? 0 : decodeOffsetCursor(request.query.cursor);
       const rows = await database
         .selectFrom('cluster_occurrences')
         .select(({ fn }) => [
@@ -311,7 +316,7 @@ export default async function issueRoutes(fastify: FastifyInstance) {
           release: row.release ?? undefined,
           environment: row.environment ?? undefined,
         })),
-        nextCursor: rows.length > limit ? encodeOffset(offset + limit) : undefined,
+        nextCursor: rows.length > limit ? encodeOffsetCursor(offset + limit) : undefined,
       };
     },
   );
@@ -351,18 +356,4 @@ export default async function issueRoutes(fastify: FastifyInstance) {
       return (await withCounts(database, request.project.id, [row], Date.now()))[0] as ClusterView;
     },
   );
-}
-
-// A cluster's sessions page by offset: they are ordered by an aggregate, which has no stable key.
-function encodeOffset(offset: number): string {
-  return Buffer.from(JSON.stringify({ o: offset }), 'utf8').toString('base64url');
-}
-
-function decodeOffset(cursor: string): number {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { o?: unknown };
-    if (Number.isSafeInteger(value.o) && (value.o as number) >= 0 && (value.o as number) <= 1_000_000)
-      return value.o as number;
-  } catch {}
-  throw invalid('Invalid cursor: pass back the nextCursor of a previous page unchanged');
 }

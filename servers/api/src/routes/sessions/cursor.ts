@@ -94,3 +94,24 @@ export function decodeClusterCursor(cursor: string): { lastSeenAt: Date; id: str
   if (!Number.isSafeInteger(time) || (time as number) < 0 || !isId('cl', id)) throw badCursor();
   return { lastSeenAt: new Date(time as number), id };
 }
+
+/** Rows a page by offset may skip at most. */
+const MAX_OFFSET = 1_000_000;
+
+/**
+ * `[offset]`: for lists ordered by an aggregate, which has no stable key to page after (a
+ * cluster's sessions, by when each last saw it).
+ */
+export function encodeOffsetCursor(offset: number): string {
+  return encode([offset]);
+}
+
+/** Throws a 400 `invalid` for anything {@link encodeOffsetCursor} did not produce. */
+export function decodeOffsetCursor(cursor: string): number {
+  const value = decode(cursor);
+  if (!Array.isArray(value) || value.length !== 1) throw badCursor();
+  const [offset] = value as [unknown];
+  if (!Number.isSafeInteger(offset) || (offset as number) < 0 || (offset as number) > MAX_OFFSET)
+    throw badCursor();
+  return offset as number;
+}
