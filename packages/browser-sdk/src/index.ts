@@ -9,6 +9,9 @@ import { type ChunkStore, openChunkStore } from './chunk-store.ts';
 import { createGovernor, type GovernorLevel, governorPolicy } from './governor.ts';
 import { createId } from './ids.ts';
 import { browserFacts } from './meta.ts';
+import type { PrivacyOptions, Recorder } from './recorder/index.ts';
+import { createRecordingGate, type RecordingGate, type RecordingModeOptions } from './recording-gate.ts';
+import { loadRemoteConfig, type RemoteConfig } from './remote-config.ts';
 import { createSessionWriter, type SessionWriter, type WireEvent } from './session-writer.ts';
 import { createTransport, KEEPALIVE_BUDGET_BYTES, type Transport } from './transport.ts';
 import type { TrackedConnection } from './webrtc/collector.ts';
@@ -24,6 +27,9 @@ export {
   governorPolicy,
 } from './governor.ts';
 export { browserFacts } from './meta.ts';
+export type { PrivacyOptions, RecorderDetail } from './recorder/index.ts';
+export { createRecordingGate, type RecordingGate, type RecordingModeOptions } from './recording-gate.ts';
+export { loadRemoteConfig, type RemoteConfig, readRemoteConfig } from './remote-config.ts';
 export { createTransport, KEEPALIVE_BUDGET_BYTES, type Transport, type TransportState } from './transport.ts';
 
 /** The SDK's version, sent in `meta.sdk`. */
@@ -59,6 +65,22 @@ export interface InitOptions {
   fetch?: typeof fetch;
   /** The WebRTC collector (service-spec "WebRTC options"); loaded on demand when `enabled`. */
   webrtc?: WebrtcOptions;
+  /** The session replay (rrweb) and when a session is kept. */
+  recording?: RecordingOptions;
+  /** What the replay and the events may show (see the README's "Privacy"). */
+  privacy?: PrivacyOptions;
+  /** Record web vitals (`vital` events, `web-vitals`, loaded on demand). Default true. */
+  captureVitals?: boolean;
+  /** Ask `GET /v1/config` for the project's settings (merged under these options). Default true. */
+  remoteConfig?: boolean;
+}
+
+/** Recording options (service-spec "SDK recording options used with call triggers"). */
+export interface RecordingOptions extends Partial<RecordingModeOptions> {
+  /** Record the page with `@rrweb/record` (its own chunk, loaded on demand). Default true. */
+  enabled?: boolean;
+  /** A full snapshot this often: the guaranteed pre-roll of conditional and monitor mode. Default 30 s. */
+  checkoutIntervalSec?: number;
 }
 
 /** Options of the WebRTC collector, as service-spec.md names them. */
@@ -67,7 +89,7 @@ export interface WebrtcOptions {
   enabled?: boolean;
   /** Seconds between samples while every detector is quiet. Default 5. */
   sampleIntervalSec?: number;
-  /** Redacted SDP capture. Default false; not captured by this version. */
+  /** Redacted SDP capture (`sdp` call events). Default false; never in strict privacy mode. */
   captureSdp?: boolean;
   /** 1 s samples at once while a detector threshold is crossed. Default true. */
   emitOnThresholdCross?: boolean;
@@ -98,6 +120,8 @@ export interface Client {
   ): void;
   /** Sets the session's user from here on (`type: "identify"`). */
   identify(user: User): void;
+  /** Fires a recording trigger by name (keeps a conditional session; a burst in monitor mode). */
+  trigger(name: string): void;
   /** Seals what is buffered and resolves once every chunk is acknowledged (or waiting to retry). */
   flush(): Promise<void>;
   /** Flushes, then stops listening and sending. */
@@ -109,6 +133,10 @@ interface Remembered {
   /** The seq of the session's next chunk. */
   seq?: number;
   at: number;
+  /** When the session started (monitor mode counts from here). */
+  start?: number;
+  /** A conditional session whose trigger fired: it is kept from then on, across reloads. */
+  triggered?: boolean;
 }
 
 function remember(storage: Storage | undefined, key: string): Remembered | undefined {
@@ -133,21 +161,80 @@ function save(storage: Storage | undefined, key: string, value: Remembered): voi
 const SESSION_KEY = 'svc:session';
 const VISIT_KEY = 'svc:visit';
 
-/** Flat properties only: strings, finite numbers and booleans; anything else is left out. */
+/**
+ * Flat properties only: strings, finite numbers and booleans; anything else is left out. Cut to
+ * PROTOCOL_LIMITS (64 properties, 256-character names, 1 024-character values): an event over a
+ * limit would fail its whole chunk.
+ */
 function flatProps(
   props: Record<string, unknown> | undefined,
 ): Record<string, string | number | boolean> | undefined {
   if (props === undefined) return undefined;
   const flat: Record<string, string | number | boolean> = {};
-  for (const [key, value] of Object.entries(props)) {
-    if (
-      typeof value === 'string' ||
-      typeof value === 'boolean' ||
-      (typeof value === 'number' && Number.isFinite(value))
-    )
-      flat[key] = value;
+  for (const [key, value] of Object.entries(props).slice(0, 64)) {
+    const name = key.slice(0, 256);
+    if (typeof value === 'string') flat[name] = value.slice(0, 1024);
+    else if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))
+      flat[name] = value;
   }
   return flat;
+}
+
+const SEVERITIES: readonly unknown[] = ['critical', 'high', 'medium', 'low', 'info'];
+
+/** The user's fields as strings of at most 256 characters (PROTOCOL_LIMITS.maxNameLength). */
+function clipUser(user: User): User {
+  const clip = (value: unknown) => String(value).slice(0, 256);
+  return {
+    id: clip(user.id),
+    ...(user.email === undefined ? {} : { email: clip(user.email) }),
+    ...(user.name === undefined ? {} : { name: clip(user.name) }),
+  };
+}
+
+/** An `error` event, cut to PROTOCOL_LIMITS (message 8 192, name 256, stack 65 536 characters). */
+function errorEvent(error: Partial<Error> | undefined, fallback: string, source: string): WireEvent {
+  return {
+    t: Date.now(),
+    type: 'error',
+    message: String(error?.message ?? fallback).slice(0, 8192) || fallback,
+    ...(typeof error?.name === 'string' ? { name: error.name.slice(0, 256) } : {}),
+    ...(typeof error?.stack === 'string' ? { stack: error.stack.slice(0, 65_536) } : {}),
+    source,
+  };
+}
+
+/** Fields set in `local` (not `undefined`) win over `remote`'s. */
+function under<T extends object>(remote: T | undefined, local: T | undefined): T {
+  const merged: Record<string, unknown> = { ...remote };
+  for (const [key, value] of Object.entries(local ?? {})) if (value !== undefined) merged[key] = value;
+  return merged as T;
+}
+
+/** The page's options over the project's remote configuration; strict privacy wins from either. */
+function resolveOptions(options: InitOptions, remote: RemoteConfig | undefined) {
+  const privacy = under<PrivacyOptions>(remote?.privacy, options.privacy);
+  if (remote?.privacy?.mode === 'strict') privacy.mode = 'strict';
+  return {
+    webrtc: under<WebrtcOptions>(remote?.webrtc, options.webrtc),
+    recording: under<RecordingOptions>(remote?.recording as RecordingOptions | undefined, options.recording),
+    privacy,
+    thresholds: remote?.detectorThresholds,
+  };
+}
+
+/** PROTOCOL_LIMITS.maxUrlLength: a longer URL would fail its whole chunk. */
+const MAX_URL = 8192;
+
+/** Strict mode keeps URLs to their origin and path: queries and fragments often carry tokens or e-mails. */
+function scrubUrl(url: string, strict: boolean): string {
+  if (!strict) return url.slice(0, MAX_URL);
+  try {
+    const parsed = new URL(url);
+    return (parsed.origin + parsed.pathname).slice(0, MAX_URL);
+  } catch {
+    return '';
+  }
 }
 
 let current: Client | undefined;
@@ -156,7 +243,8 @@ let current: Client | undefined;
  * Starts recording this page's session. The session id lives in `sessionStorage`, so a reload
  * in the same tab continues the session (and its seqs); the visit id lives in `localStorage`
  * and spans the tabs of one visit. Both end after 30 minutes without activity. Chunks left
- * unacknowledged by an earlier page are sent again first.
+ * unacknowledged by an earlier page are sent again first. The project's remote configuration
+ * (`GET /v1/config`) is merged under `options`.
  *
  * @example
  * ```ts
@@ -170,8 +258,14 @@ export function init(options: InitOptions): Client {
   const page = typeof window === 'undefined' ? undefined : window;
   const local = page?.localStorage;
   const tab = page?.sessionStorage;
-  const session = remember(tab, SESSION_KEY) ?? { id: createId('ses'), seq: 0, at: Date.now() };
-  const visit = remember(local, VISIT_KEY) ?? { id: createId('vis'), at: Date.now() };
+  const startedAt = Date.now();
+  const session = remember(tab, SESSION_KEY) ?? {
+    id: createId('ses'),
+    seq: 0,
+    at: startedAt,
+    start: startedAt,
+  };
+  const visit = remember(local, VISIT_KEY) ?? { id: createId('vis'), at: startedAt };
   // Activity is written to storage at most once a second: `push` runs for every event (call
   // samples and rrweb events included), and storage writes are synchronous.
   let savedAt = 0;
@@ -185,29 +279,22 @@ export function init(options: InitOptions): Client {
   };
   touch();
 
-  const userAgent = typeof navigator === 'undefined' ? '' : navigator.userAgent;
-  const meta = {
-    sdk: { name: '@svc/browser-sdk', version: SDK_VERSION },
-    startedAt: Date.now(),
-    url: page?.location.href ?? 'about:blank',
-    ...(typeof document !== 'undefined' && document.referrer !== '' ? { referrer: document.referrer } : {}),
-    userAgent,
-    ...browserFacts(userAgent),
-    viewport: { w: page?.innerWidth ?? 0, h: page?.innerHeight ?? 0 },
-    ...(options.release === undefined ? {} : { release: options.release }),
-    ...(options.environment === undefined ? {} : { environment: options.environment }),
-    ...(options.user === undefined ? {} : { user: options.user }),
-    recording: { mode: 'always' },
-  };
-
   let writer: SessionWriter | undefined;
   let transport: Transport | undefined;
+  let gate: RecordingGate | undefined;
+  let recorder: Recorder | undefined;
+  let stopped = false;
   const early: WireEvent[] = [];
   const governor = createGovernor();
   const push = (event: WireEvent) => {
     touch();
-    if (writer === undefined) early.push(event);
-    else writer.push(event);
+    if (gate === undefined) early.push(event);
+    else gate.push(event);
+  };
+  /** Seals what the gate wrote; nothing (not even seq 0 and its meta) while a conditional session waits. */
+  const seal = async (sealOptions?: { maxBodyBytes?: number }) => {
+    if (writer === undefined || gate === undefined || gate.state(Date.now()) === 'waiting') return;
+    await writer.seal(sealOptions);
   };
   /** Measures backlog, failures and heap; a level change is recorded as a `governor` event. */
   const govern = () => {
@@ -220,10 +307,41 @@ export function init(options: InitOptions): Client {
       ...(memory?.usedJSHeapSize === undefined ? {} : { heapBytes: memory.usedJSHeapSize }),
       now: Date.now(),
     });
-    if (level !== undefined) push({ t: Date.now(), type: 'governor', level });
+    if (level === undefined) return;
+    push({ t: Date.now(), type: 'governor', level });
+    recorder?.setDetail(governorPolicy(level).recording);
   };
 
+  const remote =
+    options.remoteConfig === false
+      ? Promise.resolve(undefined)
+      : loadRemoteConfig({
+          endpoint: options.endpoint,
+          projectKey: options.projectKey,
+          sdk: `@svc/browser-sdk@${SDK_VERSION}`,
+          ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+          ...(local === undefined ? {} : { storage: local }),
+        });
+  const resolved = remote.then((config) => resolveOptions(options, config));
+
   const ready = (async () => {
+    const { recording, privacy } = await resolved;
+    const strict = privacy.mode === 'strict';
+    const userAgent = typeof navigator === 'undefined' ? '' : navigator.userAgent.slice(0, 1024);
+    const referrer = scrubUrl(typeof document === 'undefined' ? '' : document.referrer, strict);
+    const meta = {
+      sdk: { name: '@svc/browser-sdk', version: SDK_VERSION },
+      startedAt: session.start ?? startedAt,
+      url: scrubUrl(page?.location.href ?? 'about:blank', strict) || 'about:blank',
+      ...(referrer === '' ? {} : { referrer }),
+      userAgent,
+      ...browserFacts(userAgent),
+      viewport: { w: page?.innerWidth ?? 0, h: page?.innerHeight ?? 0 },
+      ...(options.release === undefined ? {} : { release: options.release }),
+      ...(options.environment === undefined ? {} : { environment: options.environment }),
+      ...(options.user === undefined ? {} : { user: clipUser(options.user) }),
+      recording: { mode: recording.mode ?? 'always' },
+    };
     const store = options.store ?? (await openChunkStore());
     transport = createTransport({
       endpoint: options.endpoint,
@@ -235,7 +353,7 @@ export function init(options: InitOptions): Client {
         push({ t: Date.now(), type: 'gap', fromT: chunk.firstT, toT: chunk.lastT, reason: 'overflow' }),
     });
     for (const chunk of await store.all().catch(() => [])) transport.enqueue(chunk);
-    writer = createSessionWriter({
+    const sessionWriter = createSessionWriter({
       sessionId: session.id,
       visitId: visit.id,
       nextSeq: session.seq ?? 0,
@@ -247,90 +365,144 @@ export function init(options: InitOptions): Client {
         save(tab, SESSION_KEY, session);
       },
     });
-    for (const event of early.splice(0)) writer.push(event);
-    await writer.seal();
+    writer = sessionWriter;
+    gate = createRecordingGate({
+      mode: recording.mode ?? 'always',
+      triggers: recording.triggers ?? [],
+      monitorModeAfterMinutes: recording.monitorModeAfterMinutes ?? null,
+      monitorTriggers: recording.monitorTriggers ?? [],
+      ...(recording.postRollSec === undefined ? {} : { postRollSec: recording.postRollSec }),
+      startedAt: session.start ?? startedAt,
+      triggered: session.triggered === true,
+      write: (event) => sessionWriter.push(event),
+      onTriggered: () => {
+        session.triggered = true;
+        save(tab, SESSION_KEY, session);
+      },
+      onOverflow: () => recorder?.checkout(),
+    });
+    for (const event of early.splice(0)) gate.push(event);
+    await seal();
   })();
 
-  const onError = (event: ErrorEvent) => {
-    const error = event.error as Error | undefined;
-    push({
-      t: Date.now(),
-      type: 'error',
-      message: String(error?.message ?? event.message ?? 'Error'),
-      ...(error?.name === undefined ? {} : { name: error.name }),
-      ...(typeof error?.stack === 'string' ? { stack: error.stack } : {}),
-      source: 'onerror',
-    });
-  };
+  const onError = (event: ErrorEvent) =>
+    push(errorEvent(event.error as Error | undefined, event.message || 'Error', 'onerror'));
   const onRejection = (event: PromiseRejectionEvent) => {
     const reason = event.reason as Error | undefined;
-    push({
-      t: Date.now(),
-      type: 'error',
-      message: String(reason?.message ?? reason ?? 'Unhandled rejection'),
-      ...(reason?.name === undefined ? {} : { name: reason.name }),
-      ...(typeof reason?.stack === 'string' ? { stack: reason.stack } : {}),
-      source: 'unhandledrejection',
-    });
+    const error = typeof reason === 'object' && reason !== null ? reason : { message: String(reason) };
+    push(errorEvent(error, 'Unhandled rejection', 'unhandledrejection'));
   };
   // Leaving (hidden, pagehide): seal in chunks that fit a keepalive request, and send them so.
   const onExit = () => {
     if (writer === undefined || transport === undefined) return;
     const sending = transport;
-    void writer.seal({ maxBodyBytes: KEEPALIVE_BUDGET_BYTES }).then(() => sending.sendOnExit());
+    void seal({ maxBodyBytes: KEEPALIVE_BUDGET_BYTES }).then(() => sending.sendOnExit());
   };
   const onVisibility = () => {
     if (document.visibilityState === 'hidden') onExit();
   };
   const onOnline = () => transport?.retryNow();
-  if (page !== undefined) {
+  // Navigation: history changes of single-page apps, back/forward and fragment changes.
+  let lastUrl = page?.location.href;
+  const onNavigation = () => {
+    const url = page?.location.href;
+    if (url === undefined || url === lastUrl) return;
+    lastUrl = url;
+    void resolved.then(({ privacy }) =>
+      push({ t: Date.now(), type: 'nav', url: scrubUrl(url, privacy.mode === 'strict') || 'about:blank' }),
+    );
+  };
+  const history = page?.history;
+  const historyMethods = { pushState: history?.pushState, replaceState: history?.replaceState };
+  if (page !== undefined && history !== undefined) {
     if (options.captureErrors !== false) {
       page.addEventListener('error', onError);
       page.addEventListener('unhandledrejection', onRejection);
     }
     page.addEventListener('pagehide', onExit);
     page.addEventListener('online', onOnline);
+    page.addEventListener('popstate', onNavigation);
+    page.addEventListener('hashchange', onNavigation);
     document.addEventListener('visibilitychange', onVisibility);
+    for (const name of ['pushState', 'replaceState'] as const) {
+      const original = historyMethods[name];
+      if (original === undefined) continue;
+      history[name] = function (this: History, ...args: Parameters<History['pushState']>) {
+        original.apply(this, args);
+        onNavigation();
+      };
+    }
   }
   const timer = setInterval(
     () => {
       govern();
-      void writer?.seal();
+      void seal();
     },
     (options.flushIntervalSec ?? 5) * 1000,
   );
   const governing = setInterval(govern, 1000);
 
-  // The collector is its own chunk: imported only when enabled, with the governor's policy.
-  const collector =
-    options.webrtc?.enabled === true
-      ? import('./webrtc/index.ts').then((module) => {
-          const created = module.createCollector({
-            emit: push,
-            sampleIntervalSec: options.webrtc?.sampleIntervalSec ?? 5,
-            emitOnThresholdCross: options.webrtc?.emitOnThresholdCross ?? true,
-            maxPeerConnections: options.webrtc?.maxPeerConnections ?? 8,
-            salt: session.id,
-            // Healthy: the configured interval; below that, the governor's when it is longer.
-            policy: () => {
-              const level = governor.level();
-              const allowed = governorPolicy(level);
-              const configured = options.webrtc?.sampleIntervalSec ?? 5;
-              return {
-                ...allowed,
-                sampleIntervalSec:
-                  allowed.sampleIntervalSec === null
-                    ? null
-                    : level === 'healthy'
-                      ? configured
-                      : Math.max(allowed.sampleIntervalSec, configured),
-              };
-            },
-          });
-          created.instrument();
-          return created;
-        })
-      : undefined;
+  // The recorder and web vitals are their own chunks, imported once the options are known.
+  void resolved.then(async ({ recording, privacy }) => {
+    if (options.captureVitals !== false && page !== undefined)
+      void import('./vitals.ts').then(({ watchVitals }) =>
+        watchVitals((event) => {
+          push(event);
+          // The last vitals are reported as the page is hidden: send them on their way too.
+          if (document.visibilityState === 'hidden') onExit();
+        }),
+      );
+    if (recording.enabled === false || page === undefined) return;
+    const { startRecorder } = await import('./recorder/index.ts');
+    if (stopped) return;
+    recorder = startRecorder({
+      emit: push,
+      privacy,
+      checkoutEveryMs: (recording.checkoutIntervalSec ?? 30) * 1000,
+      detail: governorPolicy(governor.level()).recording,
+    });
+  });
+
+  // The collector is its own chunk: imported only when enabled (by the page, or centrally by the
+  // project's settings), with the governor's policy. Enabled by the page, it starts at once so
+  // it sees the first connections; the remote thresholds apply when they are already known.
+  const startCollector = async () => {
+    const known = options.webrtc?.enabled === true && options.webrtc.captureSdp !== true;
+    const settled = known ? undefined : await resolved;
+    if ((settled?.webrtc.enabled ?? options.webrtc?.enabled) !== true) return undefined;
+    const module = await import('./webrtc/index.ts');
+    const { webrtc, privacy, thresholds } = settled ?? resolveOptions(options, undefined);
+    const configured = webrtc.sampleIntervalSec ?? 5;
+    const created = module.createCollector({
+      emit: push,
+      sampleIntervalSec: configured,
+      emitOnThresholdCross: webrtc.emitOnThresholdCross ?? true,
+      maxPeerConnections: webrtc.maxPeerConnections ?? 8,
+      captureSdp: webrtc.captureSdp === true,
+      strictPrivacy: privacy.mode === 'strict',
+      ...(thresholds === undefined ? {} : { thresholds }),
+      salt: session.id,
+      // A finding of the on-device detectors is the recording trigger `webrtc:<kind>`.
+      onFinding: (finding) => gate?.fire(`webrtc:${finding.kind.replace(/^webrtc_/, '')}`, Date.now()),
+      // Healthy: the configured interval; below that, the governor's when it is longer.
+      policy: () => {
+        const level = governor.level();
+        const allowed = governorPolicy(level);
+        return {
+          ...allowed,
+          sampleIntervalSec:
+            allowed.sampleIntervalSec === null
+              ? null
+              : level === 'healthy'
+                ? configured
+                : Math.max(allowed.sampleIntervalSec, configured),
+        };
+      },
+    });
+    created.instrument();
+    return created;
+  };
+  const collector = startCollector();
 
   const client: Client = {
     sessionId: session.id,
@@ -351,29 +523,42 @@ export function init(options: InitOptions): Client {
         type: 'custom',
         name: String(name).slice(0, 256),
         ...(flat === undefined ? {} : { props: flat }),
-        ...(trackOptions?.severity === undefined ? {} : { severity: trackOptions.severity }),
+        ...(SEVERITIES.includes(trackOptions?.severity as Severity)
+          ? { severity: trackOptions?.severity }
+          : {}),
       });
     },
     identify(user) {
-      push({ t: Date.now(), type: 'identify', user });
+      push({ t: Date.now(), type: 'identify', user: clipUser(user) });
+    },
+    trigger(name) {
+      gate?.fire(String(name), Date.now());
     },
     async flush() {
       await ready;
-      await writer?.seal();
+      await seal();
       await transport?.flush();
     },
     async shutdown() {
+      stopped = true;
       clearInterval(timer);
       clearInterval(governing);
+      recorder?.stop();
       (await collector)?.stop();
       await client.flush();
       transport?.stop();
-      if (page !== undefined) {
+      if (page !== undefined && history !== undefined) {
         page.removeEventListener('error', onError);
         page.removeEventListener('unhandledrejection', onRejection);
         page.removeEventListener('pagehide', onExit);
         page.removeEventListener('online', onOnline);
+        page.removeEventListener('popstate', onNavigation);
+        page.removeEventListener('hashchange', onNavigation);
         document.removeEventListener('visibilitychange', onVisibility);
+        for (const name of ['pushState', 'replaceState'] as const) {
+          const original = historyMethods[name];
+          if (original !== undefined) history[name] = original;
+        }
       }
       if (current === client) current = undefined;
     },

@@ -178,29 +178,6 @@ describe('the browser SDK core against the real server', () => {
     }, 30_000);
     expect(sdk.governorLevel()).toBe('constrained'); // comes down only after 30 s of calm
   }, 60_000);
-
-  it('records a gap for a chunk the server can never take, and goes on', async () => {
-    const sdk = client();
-    sdk.track('small');
-    await sdk.flush();
-    // Random text does not compress: over the 1 MiB compressed limit, refused with 413.
-    const random = Array.from({ length: 1_400_000 }, () =>
-      String.fromCharCode(33 + Math.floor(Math.random() * 90)),
-    ).join('');
-    sdk.track('huge', { blob: random });
-    await sdk.flush();
-    sdk.track('after');
-    await sdk.flush();
-    const session = await api(`/v1/sessions/${sdk.sessionId}`);
-    // The refused seq is missing, and declared: the SDK's gap covers the time it held.
-    expect(session.gaps).toEqual([
-      { kind: 'missing', fromSeq: 1, toSeq: 1 },
-      expect.objectContaining({ kind: 'sdk', reason: 'overflow' }),
-    ]);
-    // seq 1 is missing (refused); seq 2 holds the gap and the next event.
-    const last = await chunkOf(sdk.sessionId, 2);
-    expect(last.events.map((event: Json) => event.type)).toEqual(['gap', 'custom']);
-  }, 30_000);
 });
 
 describe('sealing and compression', () => {

@@ -1,94 +1,25 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type RunningServer, startServer } from '@svc/api/src/server.ts';
-import { build } from 'esbuild';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CHROMIUM, type Harness, type Json, startHarness, until, withOptions } from './harness.ts';
 
-// The SDK in headless Chromium against the real server (servers/api on its embedded store): the
-// page is served from one origin, the API from another, as in production (CORS included).
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers
-type Json = any;
-
-/** Where apt puts Chromium (`apt-get install chromium`; `.ci/run` installs it). */
-const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
-
-let directory: string;
-let api: RunningServer;
-let pages: Server;
+let harness: Harness;
 let pageUrl: string;
-let browser: Browser;
 let context: BrowserContext;
 let page: Page;
+const read = (path: string) => harness.read(path);
+const stored = (sessionId: string) => harness.stored(sessionId);
 
 beforeAll(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'svc-sdk-browser-'));
-  api = await startServer(
-    { PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: directory, SVC_LOG_LEVEL: 'silent' },
-    { output: () => {} },
-  );
-  const bundle = await build({
-    entryPoints: [fileURLToPath(new URL('../src/index.ts', import.meta.url))],
-    bundle: true,
-    format: 'iife',
-    globalName: 'SvcSdk',
-    platform: 'browser',
-    target: 'es2022',
-    // The workspace packages from their sources, as the tests import them.
-    conditions: ['@svc/source'],
-    // Chromium has CompressionStream: the on-demand pako import never runs here.
-    external: ['pako'],
-    write: false,
-  });
-  const script = bundle.outputFiles[0]?.text ?? '';
-  const credentials = api.credentials;
-  if (credentials === null) throw new Error('expected first-start credentials');
-  const html = `<!doctype html><meta charset="utf-8"><title>sdk</title>
-<script src="/sdk.js"></script>
-<script>window.sdk = SvcSdk.init({
-  ...${JSON.stringify({ projectKey: credentials.projectKey, endpoint: api.url, release: '2.0.0', flushIntervalSec: 1 })},
-  ...JSON.parse(new URLSearchParams(location.search).get('options') ?? '{}'),
-});</script>`;
-  pages = createServer((request, response) => {
-    if (request.url === '/sdk.js') response.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
-    else response.writeHead(200, { 'content-type': 'text/html' }).end(html);
-  });
-  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-  const address = pages.address();
-  if (address === null || typeof address === 'string') throw new Error('no address');
-  pageUrl = `http://127.0.0.1:${address.port}/`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      // A fake camera and microphone, granted; peers of one page connect over loopback.
-      '--use-fake-device-for-media-stream',
-      '--use-fake-ui-for-media-stream',
-      '--allow-loopback-in-peer-connection',
-    ],
-  });
+  harness = await startHarness();
+  pageUrl = harness.pageUrl;
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await new Promise((resolve) => pages?.close(resolve));
-  await api?.close();
-  await rm(directory, { recursive: true, force: true });
+  await harness?.close();
 });
 
 beforeEach(async () => {
-  context = await browser.newContext();
+  context = await harness.browser.newContext();
   page = await context.newPage();
   await page.goto(pageUrl);
 });
@@ -96,31 +27,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await context?.close();
 });
-
-async function read(path: string): Promise<Json> {
-  const response = await fetch(`${api.url}${path}`, {
-    headers: { authorization: `Bearer ${api.credentials?.apiToken}` },
-  });
-  expect(response.status, path).toBe(200);
-  return response.json();
-}
-
-/** Every event the server holds for the session, in seq order, and the session's detail. */
-async function stored(sessionId: string) {
-  const session = await read(`/v1/sessions/${sessionId}`);
-  const events: Json[] = [];
-  for (const chunk of session.chunks)
-    events.push(...(await read(`/v1/sessions/${sessionId}/chunks/${chunk.seq}`)).events);
-  return { session, events };
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 const trackSteps = (from: number, to: number) =>
   page.evaluate(
@@ -204,9 +110,7 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
   }, 60_000);
 
   it('collects a real two-peer call whose samples and events the server accepts and turns into calls', async () => {
-    await page.goto(
-      `${pageUrl}?options=${encodeURIComponent(JSON.stringify({ webrtc: { enabled: true, sampleIntervalSec: 2 } }))}`,
-    );
+    await page.goto(withOptions(pageUrl, { webrtc: { enabled: true, sampleIntervalSec: 2 } }));
     const sessionId: string = await page.evaluate(() => (window as Json).sdk.sessionId);
     await page.evaluate(async () => {
       // The collector loads on demand: wait until it wraps RTCPeerConnection.
@@ -248,8 +152,10 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
       expect(names, name).toContain(name);
     const samples = events.filter((event) => event.type === 'call.sample');
     expect(samples.length).toBeGreaterThanOrEqual(4);
-    // No address, port or SDP travels.
-    expect(JSON.stringify(events)).not.toMatch(/candidate:|\d+\.\d+\.\d+\.\d+|a=ice-ufrag/);
+    // No address, port or SDP travels in call data.
+    expect(JSON.stringify(events.filter((event) => event.type.startsWith('call.')))).not.toMatch(
+      /candidate:|\d+\.\d+\.\d+\.\d+|a=ice-ufrag/,
+    );
     // The server processed them into two calls: connected, with a setup time, closed.
     await until(async () => (await read(`/v1/sessions/${sessionId}/calls`)).items.length === 2, 30_000);
     const calls = (await read(`/v1/sessions/${sessionId}/calls`)).items;
@@ -274,9 +180,7 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
     });
     try {
       const denied = await (await strict.newContext()).newPage();
-      await denied.goto(
-        `${pageUrl}?options=${encodeURIComponent(JSON.stringify({ webrtc: { enabled: true } }))}`,
-      );
+      await denied.goto(withOptions(pageUrl, { webrtc: { enabled: true } }));
       const sessionId: string = await denied.evaluate(() => (window as Json).sdk.sessionId);
       const error: string = await denied.evaluate(async () => {
         await (window as Json).sdk.webrtc.list();

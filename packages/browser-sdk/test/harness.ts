@@ -1,0 +1,145 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type RunningServer, startServer } from '@svc/api/src/server.ts';
+import { build } from 'esbuild';
+import { type Browser, chromium } from 'playwright-core';
+import { expect } from 'vitest';
+
+// The SDK in headless Chromium against the real server (servers/api on its embedded store): the
+// page is served from one origin, the API from another, as in production (CORS included).
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers
+export type Json = any;
+
+/** Where apt puts Chromium (`apt-get install chromium`; `.ci/run` installs it). */
+export const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Chromium flags of every test: headless, a fake camera and microphone, loopback peers. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--use-fake-device-for-media-stream',
+  '--use-fake-ui-for-media-stream',
+  '--allow-loopback-in-peer-connection',
+];
+
+/** The test page's body: text, inputs, media and an unmasked region for the privacy tests. */
+const BODY = `<main>
+  <h1 id="title">Account of Ada Lovelace</h1>
+  <p id="secret">Card 4111 1111 1111 1111</p>
+  <input id="email" placeholder="Your e-mail" value="ada@example.com">
+  <input id="password" type="password" value="hunter2">
+  <img id="avatar" alt="Ada's portrait" src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" width="40" height="40">
+  <section class="svc-unmask"><p id="public">Plan Pro</p><input id="coupon" value="SPRING24"><input id="pin" type="password" value="1234"></section>
+  <div class="svc-block" id="blocked">Internal note</div>
+</main>`;
+
+export interface Harness {
+  api: RunningServer;
+  /** The test page; `?options=<json>` is spread over the SDK's init options. */
+  pageUrl: string;
+  browser: Browser;
+  /** A GET on the API with the project's token (asserts 200). */
+  read(path: string): Promise<Json>;
+  /** A request on the API with the project's token. */
+  request(method: string, path: string, body?: unknown): Promise<Response>;
+  /** Every event the server holds for the session, in seq order, and the session's detail. */
+  stored(sessionId: string): Promise<{ session: Json; events: Json[] }>;
+  close(): Promise<void>;
+}
+
+/** `?options=` for the test page. */
+export const withOptions = (pageUrl: string, options: unknown) =>
+  `${pageUrl}?options=${encodeURIComponent(JSON.stringify(options))}`;
+
+export async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** The real server on a fresh data directory, the SDK bundle on a page server, and Chromium. */
+export async function startHarness(): Promise<Harness> {
+  const directory = await mkdtemp(join(tmpdir(), 'svc-sdk-browser-'));
+  const api = await startServer(
+    { PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: directory, SVC_LOG_LEVEL: 'silent' },
+    { output: () => {} },
+  );
+  const bundle = await build({
+    entryPoints: [fileURLToPath(new URL('../src/index.ts', import.meta.url))],
+    bundle: true,
+    format: 'iife',
+    globalName: 'SvcSdk',
+    platform: 'browser',
+    target: 'es2022',
+    // The workspace packages from their sources, as the tests import them.
+    conditions: ['@svc/source'],
+    // Chromium has CompressionStream: the on-demand pako import never runs here.
+    external: ['pako'],
+    write: false,
+  });
+  const script = bundle.outputFiles[0]?.text ?? '';
+  const credentials = api.credentials;
+  if (credentials === null) throw new Error('expected first-start credentials');
+  const html = `<!doctype html><meta charset="utf-8"><title>sdk</title>
+<body>${BODY}
+<script src="/sdk.js"></script>
+<script>window.sdk = SvcSdk.init({
+  ...${JSON.stringify({ projectKey: credentials.projectKey, endpoint: api.url, release: '2.0.0', flushIntervalSec: 1 })},
+  ...JSON.parse(new URLSearchParams(location.search).get('options') ?? '{}'),
+});</script></body>`;
+  const pages: Server = createServer((request, response) => {
+    if (request.url === '/sdk.js') response.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
+    else response.writeHead(200, { 'content-type': 'text/html' }).end(html);
+  });
+  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+  const address = pages.address();
+  if (address === null || typeof address === 'string') throw new Error('no address');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+
+  const request = (method: string, path: string, body?: unknown) =>
+    fetch(`${api.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${credentials.apiToken}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const read = async (path: string) => {
+    const response = await request('GET', path);
+    expect(response.status, path).toBe(200);
+    return response.json();
+  };
+  return {
+    api,
+    pageUrl: `http://127.0.0.1:${address.port}/`,
+    browser,
+    read,
+    request,
+    async stored(sessionId) {
+      const session = await read(`/v1/sessions/${sessionId}`);
+      const events: Json[] = [];
+      for (const chunk of session.chunks)
+        events.push(...(await read(`/v1/sessions/${sessionId}/chunks/${chunk.seq}`)).events);
+      return { session, events };
+    },
+    async close() {
+      await browser.close();
+      await new Promise((resolve) => pages.close(resolve));
+      await api.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
