@@ -40,57 +40,42 @@ export interface LoadConfigOptions {
   now?: () => number;
 }
 
-type Shape = Record<string, 'boolean' | 'number' | 'string' | 'strings' | 'numberOrNull'>;
+/**
+ * The fields the SDK takes, as `group.field:kind`: `b` boolean, `n` finite number, `N` finite
+ * number or null, `s` array of strings, or the allowed values separated by `|`.
+ */
+const FIELDS =
+  'webrtc.enabled:b webrtc.sampleIntervalSec:n webrtc.captureSdp:b webrtc.emitOnThresholdCross:b ' +
+  'webrtc.maxPeerConnections:n recording.mode:always|conditional recording.triggers:s ' +
+  'recording.monitorModeAfterMinutes:N recording.monitorTriggers:s privacy.mode:standard|strict';
 
-const SHAPES: Record<string, Shape> = {
-  webrtc: {
-    enabled: 'boolean',
-    sampleIntervalSec: 'number',
-    captureSdp: 'boolean',
-    emitOnThresholdCross: 'boolean',
-    maxPeerConnections: 'number',
-  },
-  recording: {
-    mode: 'string',
-    triggers: 'strings',
-    monitorModeAfterMinutes: 'numberOrNull',
-    monitorTriggers: 'strings',
-  },
-  privacy: { mode: 'string' },
-};
+const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
 
-function fits(value: unknown, kind: Shape[string]): boolean {
-  if (kind === 'strings') return Array.isArray(value) && value.every((item) => typeof item === 'string');
-  if (kind === 'numberOrNull') return value === null || (typeof value === 'number' && Number.isFinite(value));
-  if (kind === 'number') return typeof value === 'number' && Number.isFinite(value);
-  return typeof value === kind;
+function fits(value: unknown, kind: string): boolean {
+  if (kind === 'b') return typeof value === 'boolean';
+  if (kind === 'n') return isNumber(value);
+  if (kind === 'N') return value === null || isNumber(value);
+  if (kind === 's') return Array.isArray(value) && value.every((item) => typeof item === 'string');
+  return kind.split('|').includes(value as string);
 }
 
 /** Keeps only the known fields of the right types (a newer server may send more). */
 export function readRemoteConfig(body: unknown): RemoteConfig {
-  const config: Record<string, unknown> = {};
-  const source = (body ?? {}) as Record<string, Record<string, unknown> | undefined>;
-  for (const [group, shape] of Object.entries(SHAPES)) {
+  const source = (body ?? {}) as Record<string, Record<string, unknown> | null | undefined>;
+  const config: Record<string, Record<string, unknown>> = {};
+  for (const entry of FIELDS.split(' ')) {
+    const [path = '', kind = ''] = entry.split(':');
+    const [group = '', field = ''] = path.split('.');
     const values = source[group];
     if (typeof values !== 'object' || values === null) continue;
-    const kept: Record<string, unknown> = {};
-    for (const [field, kind] of Object.entries(shape))
-      if (fits(values[field], kind)) kept[field] = values[field];
-    config[group] = kept;
+    config[group] ??= {};
+    if (fits(values[field], kind)) (config[group] as Record<string, unknown>)[field] = values[field];
   }
-  const recording = config.recording as RemoteConfig['recording'];
-  if (recording?.mode !== undefined && recording.mode !== 'always' && recording.mode !== 'conditional')
-    delete recording.mode;
-  const privacy = config.privacy as RemoteConfig['privacy'];
-  if (privacy?.mode !== undefined && privacy.mode !== 'standard' && privacy.mode !== 'strict')
-    delete privacy.mode;
   const thresholds = source.detectorThresholds;
-  if (typeof thresholds === 'object' && thresholds !== null) {
-    const kept: Record<string, number> = {};
-    for (const [name, value] of Object.entries(thresholds))
-      if (typeof value === 'number' && Number.isFinite(value)) kept[name] = value;
-    config.detectorThresholds = kept;
-  }
+  if (typeof thresholds === 'object' && thresholds !== null)
+    config.detectorThresholds = Object.fromEntries(
+      Object.entries(thresholds).filter(([, value]) => isNumber(value)),
+    );
   return config as RemoteConfig;
 }
 
