@@ -76,20 +76,25 @@ export async function startHarness(): Promise<Harness> {
     { PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: directory, SVC_LOG_LEVEL: 'silent' },
     { output: () => {} },
   );
-  const bundle = await build({
-    entryPoints: [fileURLToPath(new URL('../src/index.ts', import.meta.url))],
-    bundle: true,
-    format: 'iife',
-    globalName: 'SvcSdk',
-    platform: 'browser',
-    target: 'es2022',
-    // The workspace packages from their sources, as the tests import them.
-    conditions: ['@svc/source'],
-    // Chromium has CompressionStream: the on-demand pako import never runs here.
-    external: ['pako'],
-    write: false,
-  });
-  const script = bundle.outputFiles[0]?.text ?? '';
+  const bundle = (entry: string, globalName: string) =>
+    build({
+      entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
+      bundle: true,
+      format: 'iife',
+      globalName,
+      platform: 'browser',
+      target: 'es2022',
+      // The workspace packages from their sources, as the tests import them.
+      conditions: ['@svc/source'],
+      // Chromium has CompressionStream: the on-demand pako import never runs here.
+      external: ['pako'],
+      write: false,
+    }).then((built) => built.outputFiles[0]?.text ?? '');
+  // The SDK as a page loads it, and the recorder alone (`/recorder.js`, global `SvcRecorder`).
+  const scripts: Record<string, string> = {
+    '/sdk.js': await bundle('../src/index.ts', 'SvcSdk'),
+    '/recorder.js': await bundle('../src/recorder/index.ts', 'SvcRecorder'),
+  };
   const credentials = api.credentials;
   if (credentials === null) throw new Error('expected first-start credentials');
   const html = `<!doctype html><meta charset="utf-8"><title>sdk</title>
@@ -100,7 +105,8 @@ export async function startHarness(): Promise<Harness> {
   ...JSON.parse(new URLSearchParams(location.search).get('options') ?? '{}'),
 });</script></body>`;
   const pages: Server = createServer((request, response) => {
-    if (request.url === '/sdk.js') response.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
+    const script = scripts[request.url ?? ''];
+    if (script !== undefined) response.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
     else response.writeHead(200, { 'content-type': 'text/html' }).end(html);
   });
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));

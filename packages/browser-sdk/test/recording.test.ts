@@ -154,6 +154,55 @@ describe('navigation and web vitals', () => {
   });
 });
 
+describe('recorder detail (the governor)', () => {
+  it('records less as the level drops, and declares the time paused in survival as a gap', async () => {
+    await page.goto(withOptions(harness.pageUrl, { recording: { enabled: false } }));
+    await page.addScriptTag({ url: '/recorder.js' });
+    await page.evaluate(() => {
+      const events: Json[] = [];
+      (window as Json).recorded = events;
+      (window as Json).recorder = (window as Json).SvcRecorder.startRecorder({
+        emit: (event: Json) => events.push(event),
+      });
+    });
+    /** Moves the mouse across the page; the number of rrweb mouse-move events (source 1) recorded. */
+    const moves = async () => {
+      const before: number = await page.evaluate(() => (window as Json).recorded.length);
+      for (let step = 0; step < 20; step += 1) {
+        await page.mouse.move(10 + step * 20, 10 + step * 10);
+        await page.waitForTimeout(60);
+      }
+      await page.waitForTimeout(600);
+      return page.evaluate(
+        (from) =>
+          (window as Json).recorded
+            .slice(from)
+            .filter(
+              (event: Json) =>
+                event.type === 'rrweb' && event.data.type === 3 && event.data.data.source === 1,
+            ).length,
+        before,
+      );
+    };
+    expect(await moves()).toBeGreaterThan(0);
+    await page.evaluate(() => (window as Json).recorder.setDetail('reduced'));
+    expect(await moves()).toBe(0);
+
+    await page.evaluate(() => (window as Json).recorder.setDetail('paused'));
+    const pausedFrom: number = await page.evaluate(() => (window as Json).recorded.length);
+    await page.evaluate(() => document.body.append('while paused'));
+    await page.waitForTimeout(500);
+    expect(await page.evaluate(() => (window as Json).recorded.length)).toBe(pausedFrom);
+    await page.evaluate(() => (window as Json).recorder.setDetail('full'));
+    const resumed: Json[] = await page.evaluate((from) => (window as Json).recorded.slice(from), pausedFrom);
+    expect(resumed[0]).toMatchObject({ type: 'gap', reason: 'survival' });
+    expect(resumed[0].toT - resumed[0].fromT).toBeGreaterThanOrEqual(500);
+    // A new full snapshot: the replay goes on from the page as it is now.
+    expect(resumed.slice(1, 3).map((event) => event.data.type)).toEqual([4, 2]);
+    expect(await moves()).toBeGreaterThan(0);
+  }, 30_000);
+});
+
 describe('recording modes', () => {
   it('conditional: stores nothing until a trigger, then the pre-roll from a full snapshot and the trigger', async () => {
     await page.goto(
