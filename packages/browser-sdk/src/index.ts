@@ -30,6 +30,7 @@ export { browserFacts } from './meta.ts';
 export type { PrivacyOptions, RecorderDetail } from './recorder/index.ts';
 export { createRecordingGate, type RecordingGate, type RecordingModeOptions } from './recording-gate.ts';
 export { loadRemoteConfig, type RemoteConfig, readRemoteConfig } from './remote-config.ts';
+export type { WireEvent } from './session-writer.ts';
 export { createTransport, KEEPALIVE_BUDGET_BYTES, type Transport, type TransportState } from './transport.ts';
 
 /** The SDK's version, sent in `meta.sdk`. */
