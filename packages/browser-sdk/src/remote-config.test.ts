@@ -1,29 +1,23 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type RunningServer, startServer } from '@svc/api/src/server.ts';
+import type { RunningServer } from '@svc/api/src/server.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credentialsOf, dataDirectory, startApi } from '../test/api-server.ts';
 import { CONFIG_FRESH_MS, CONFIG_STALE_MS, loadRemoteConfig, readRemoteConfig } from './remote-config.ts';
 
 // `GET /v1/config` from the real server (servers/api on its embedded store, in this process).
 
-let directory: string;
+let directory: Awaited<ReturnType<typeof dataDirectory>>;
 let server: RunningServer;
 let credentials: { projectKey: string; apiToken: string };
 
 beforeAll(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'svc-sdk-config-'));
-  server = await startServer(
-    { PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: directory, SVC_LOG_LEVEL: 'silent' },
-    { output: () => {} },
-  );
-  if (server.credentials === null) throw new Error('expected first-start credentials');
-  credentials = server.credentials;
+  directory = await dataDirectory();
+  server = await startApi(directory.path);
+  credentials = credentialsOf(server);
 }, 60_000);
 
 afterAll(async () => {
   await server?.close();
-  await rm(directory, { recursive: true, force: true });
+  await directory?.remove();
 });
 
 /** `localStorage` as the browser has it, in memory. */

@@ -1,10 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
-import { type RunningServer, startServer } from '@svc/api/src/server.ts';
+import type { RunningServer } from '@svc/api/src/server.ts';
 import { parseChunk } from '@svc/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { credentialsOf, dataDirectory, startApi, until } from '../test/api-server.ts';
 import { createMemoryChunkStore } from './chunk-store.ts';
 import { deflate } from './compression.ts';
 import { init } from './index.ts';
@@ -17,27 +15,21 @@ import { createTransport, KEEPALIVE_BUDGET_BYTES } from './transport.ts';
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers
 type Json = any;
 
-let directory: string;
+let directory: Awaited<ReturnType<typeof dataDirectory>>;
 let server: RunningServer;
 let credentials: { projectKey: string; apiToken: string };
 
-async function start(port = '0'): Promise<RunningServer> {
-  return startServer(
-    { PORT: port, HOST: '127.0.0.1', SVC_DATA_DIR: directory, SVC_LOG_LEVEL: 'silent' },
-    { output: () => {} },
-  );
-}
+const start = (port = '0') => startApi(directory.path, port);
 
 beforeAll(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'svc-sdk-'));
+  directory = await dataDirectory();
   server = await start();
-  if (server.credentials === null) throw new Error('expected first-start credentials');
-  credentials = server.credentials;
+  credentials = credentialsOf(server);
 }, 60_000);
 
 afterAll(async () => {
   await server?.close();
-  await rm(directory, { recursive: true, force: true });
+  await directory?.remove();
 });
 
 const clients: Array<{ shutdown(): Promise<void> }> = [];
@@ -55,15 +47,6 @@ async function api(path: string): Promise<Json> {
 
 async function chunkOf(sessionId: string, seq: number): Promise<Json> {
   return api(`/v1/sessions/${sessionId}/chunks/${seq}`);
-}
-
-/** Polls `check` every 200 ms until it holds, or fails after `timeoutMs`. */
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 function client(overrides: Partial<Parameters<typeof init>[0]> = {}) {

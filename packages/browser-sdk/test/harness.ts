@@ -1,12 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type RunningServer, startServer } from '@svc/api/src/server.ts';
+import type { RunningServer } from '@svc/api/src/server.ts';
 import { build } from 'esbuild';
 import { type Browser, chromium } from 'playwright-core';
 import { expect } from 'vitest';
+import { credentialsOf, dataDirectory, startApi } from './api-server.ts';
+
+export { until } from './api-server.ts';
 
 // The SDK in headless Chromium against the real server (servers/api on its embedded store): the
 // page is served from one origin, the API from another, as in production (CORS included).
@@ -61,21 +61,10 @@ export interface Harness {
 export const withOptions = (pageUrl: string, options: unknown) =>
   `${pageUrl}?options=${encodeURIComponent(JSON.stringify(options))}`;
 
-export async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 /** The real server on a fresh data directory, the SDK bundle on a page server, and Chromium. */
 export async function startHarness(): Promise<Harness> {
-  const directory = await mkdtemp(join(tmpdir(), 'svc-sdk-browser-'));
-  const api = await startServer(
-    { PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: directory, SVC_LOG_LEVEL: 'silent' },
-    { output: () => {} },
-  );
+  const directory = await dataDirectory();
+  const api = await startApi(directory.path);
   const bundle = (entry: string, globalName: string) =>
     build({
       entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
@@ -95,8 +84,7 @@ export async function startHarness(): Promise<Harness> {
     '/sdk.js': await bundle('../src/index.ts', 'SvcSdk'),
     '/recorder.js': await bundle('../src/recorder/index.ts', 'SvcRecorder'),
   };
-  const credentials = api.credentials;
-  if (credentials === null) throw new Error('expected first-start credentials');
+  const credentials = credentialsOf(api);
   const html = `<!doctype html><meta charset="utf-8"><title>sdk</title>
 <body>${BODY}
 <script src="/sdk.js"></script>
@@ -145,7 +133,7 @@ export async function startHarness(): Promise<Harness> {
       await browser.close();
       await new Promise((resolve) => pages.close(resolve));
       await api.close();
-      await rm(directory, { recursive: true, force: true });
+      await directory.remove();
     },
   };
 }
