@@ -9,12 +9,14 @@ import { scoreSample } from '@svc/quality-score';
 import { createId } from '../ids.ts';
 import type { WireEvent } from '../session-writer.ts';
 import { type StatsSnapshot, type StatsWindow, statsWindow, toSnapshot } from './stats/index.ts';
+import type { RTCStatsLike } from './stats/snapshot.ts';
+import { trackKey } from './stats/track.ts';
 
 /** What the governor lets the collector send now (see `governorPolicy`). */
 export interface CollectorPolicy {
   sampleIntervalSec: number | null;
-  thresholdCrossingsOnly: boolean;
-  lifecycleEventsOnly: boolean;
+  thresholdCrossingsOnly?: boolean;
+  lifecycleEventsOnly?: boolean;
 }
 
 export interface CollectorOptions {
@@ -36,6 +38,14 @@ export interface CollectorOptions {
   pollMs?: number;
   /** Per-session salt of the `deviceId` hash. */
   salt?: string;
+  /**
+   * Send the session descriptions each connection applies, redacted (see `redactSdp`), as
+   * `call.event`s named `sdp` with `side` (`local` | `remote`), `sdpType` and `sdp`. Not a
+   * PROTOCOL.md v1 event name: v1 servers skip it (an additive change). Default false.
+   */
+  captureSdp?: boolean;
+  /** Strict privacy mode: no SDP whatever `captureSdp` says. Default false. */
+  strictPrivacy?: boolean;
 }
 
 /** A tracked peer connection as `webrtc.list()` shows it (from its last 1 s window). */
@@ -57,6 +67,8 @@ export interface Collector {
   list(): TrackedConnection[];
   /** Wraps `RTCPeerConnection`, `getUserMedia`, `getDisplayMedia` and device changes of `target`. */
   instrument(target?: typeof globalThis): void;
+  /** Polls every tracked connection once, as the 1 Hz timer does; resolves when all are done (for tests and benchmarks). */
+  poll(): Promise<unknown>;
   stop(): void;
 }
 
@@ -65,16 +77,19 @@ interface Tracked {
   pc: RTCPeerConnection;
   tracked: boolean;
   createdAt: number;
-  closed: boolean;
-  states: Record<string, { state: string; at: number }>;
+  closed?: boolean;
   previous?: StatsSnapshot;
   lastEmitted?: StatsSnapshot;
-  hot: boolean;
+  /** Emitting 1 s windows: a detector threshold is crossed. */
+  hot?: boolean;
   path?: string;
   trackIds: Map<string, string>;
   trackFacts: Map<string, { codec?: string; w?: number; h?: number }>;
+  /** The media tracks followed (see watchTracks), each with what reports its end. */
+  media: WeakMap<MediaStreamTrack, () => void>;
   last?: TrackedConnection;
-  polling: boolean;
+  /** A getStats() is pending (a poll never overlaps the previous one). */
+  polling?: boolean;
 }
 
 /** PROTOCOL.md §3's table (the SDK cannot load `@svc/protocol` at run time; a test compares them). */
@@ -103,26 +118,60 @@ export function classifyMediaError(errorName: string): string {
     : 'unknown';
 }
 
-const STATE_EVENTS: ReadonlyArray<[string, string, keyof RTCPeerConnection]> = [
-  ['connectionstatechange', 'connection_state', 'connectionState'],
-  ['iceconnectionstatechange', 'ice_state', 'iceConnectionState'],
-  ['icegatheringstatechange', 'ice_gathering', 'iceGatheringState'],
-  ['signalingstatechange', 'signaling_state', 'signalingState'],
+/** Each state event and its property; the DOM event is the property's lowercased name + `change`. */
+const STATE_EVENTS: ReadonlyArray<
+  [string, 'connectionState' | 'iceConnectionState' | 'iceGatheringState' | 'signalingState']
+> = [
+  ['connection_state', 'connectionState'],
+  ['ice_state', 'iceConnectionState'],
+  ['ice_gathering', 'iceGatheringState'],
+  ['signaling_state', 'signalingState'],
 ];
 
+/**
+ * Replaces `target[name]` (when there is one) by a function that calls it, then `after` with
+ * its result and arguments, and returns that result; returns the undo.
+ */
+function wrap<Target extends object>(
+  target: Target,
+  name: keyof Target & string,
+  // biome-ignore lint/suspicious/noExplicitAny: whatever the wrapped method returns and takes
+  after: (result: any, args: any[]) => void,
+): () => void {
+  const original = target[name] as ((...args: unknown[]) => unknown) | undefined;
+  if (original !== undefined)
+    target[name] = function (this: unknown, ...args: unknown[]) {
+      const result = original.apply(this, args);
+      after(result, args);
+      return result;
+    } as never;
+  return () => {
+    target[name] = original as never;
+  };
+}
+
+/** `value` without its `undefined` fields (PROTOCOL.md: a value not reported is omitted). */
+function defined<T extends object>(value: T): T {
+  for (const key in value) if (value[key] === undefined) delete value[key];
+  return value;
+}
+
 async function hashDeviceId(salt: string, deviceId: string): Promise<string | undefined> {
-  if (deviceId === '' || typeof crypto?.subtle === 'undefined') return undefined;
+  // No crypto.subtle outside a secure context: no hash, so no deviceId.
+  if (deviceId === '' || !crypto.subtle) return undefined;
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${salt}:${deviceId}`));
-  return [...new Uint8Array(digest).slice(0, 8)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  return [...new Uint8Array(digest, 0, 8)].map((byte) => (byte | 256).toString(16).slice(1)).join('');
 }
 
 /**
  * The WebRTC collector (PROTOCOL.md §2–§3): every tracked peer connection's `getStats()` is
  * polled at 1 Hz and differenced on the device (`statsWindow`); the 1 s windows feed
  * `@svc/detectors`, and samples go out every `sampleIntervalSec` covering the whole interval, or
- * at once (1 s windows, with `cross`) while a detector threshold is crossed. Lifecycle and media
- * events go out as they happen, never thinned. ICE candidate addresses, SDP, device labels and
- * data-channel payloads are never read into events; `deviceId` is a salted hash.
+ * at once (1 s windows, with `cross`) while a detector threshold is crossed. Lifecycle, media and
+ * track events go out as they happen, never thinned. ICE candidate addresses and servers, device
+ * labels and data-channel payloads are never read into events; `deviceId` is a salted hash; SDP
+ * only with `captureSdp` (never with `strictPrivacy`), redacted by the `sdp` module, which is
+ * loaded then and only then.
  *
  * @example
  * ```ts
@@ -136,58 +185,59 @@ export function createCollector(options: CollectorOptions): Collector {
   const maxConnections = options.maxPeerConnections ?? 8;
   const crossing = options.emitOnThresholdCross ?? true;
   const salt = options.salt ?? createId('ses');
-  const policy =
-    options.policy ??
-    (() => ({
-      sampleIntervalSec: options.sampleIntervalSec ?? 5,
-      thresholdCrossingsOnly: false,
-      lifecycleEventsOnly: false,
-    }));
+  const policy: () => CollectorPolicy =
+    options.policy ?? (() => ({ sampleIntervalSec: options.sampleIntervalSec ?? 5 }));
+  // SDP only when asked for and never in strict mode (PROTOCOL.md §3 privacy).
+  const captureSdp = options.captureSdp === true && options.strictPrivacy !== true;
   const byPc = new WeakMap<RTCPeerConnection, Tracked>();
   const all: Tracked[] = [];
   const restore: Array<() => void> = [];
   let timer: ReturnType<typeof setInterval> | undefined;
 
+  /** Feeds the detectors; returns the new findings. */
   const findingsOf = (item: DetectorItem) => {
-    for (const finding of detector.push(item)) options.onFinding?.(finding);
+    const found = detector.push(item);
+    for (const finding of found) options.onFinding?.(finding);
+    return found;
   };
 
-  function event(tracked: Tracked | undefined, name: string, fields: Record<string, unknown> = {}) {
-    const item = {
-      t: Date.now(),
-      type: 'call.event',
-      ...(tracked === undefined ? {} : { pc: tracked.id }),
-      name,
-      ...fields,
-    } as WireEvent;
-    options.emit(item);
+  /** Emits a call event; its `undefined` fields are left out. */
+  function event(tracked: Tracked | undefined, name: string, fields: object = {}) {
+    const item = defined({ t: Date.now(), type: 'call.event', pc: tracked?.id, name, ...fields });
+    options.emit(item as WireEvent);
     findingsOf(item as unknown as DetectorItem);
+  }
+
+  /** The opaque id of a track key, announced with `track_added` the first time it is seen. */
+  function idFor(tracked: Tracked, key: string, kind: string, dir: string): string {
+    let id = tracked.trackIds.get(key);
+    if (id === undefined) {
+      // 40 random bits: unique within a session.
+      id = `trk_${createId('pc').slice(-8).toLowerCase()}`;
+      tracked.trackIds.set(key, id);
+      event(tracked, 'track_added', { track: id, kind, dir });
+    }
+    return id;
   }
 
   /** Whether a window still shows a crossed condition (keeps 1 s emission going). */
   function hot(window: StatsWindow): boolean {
+    // Only inbound audio has a concealmentPct.
     return window.tracks.some(
       (track) =>
         (track.lossPct ?? 0) > thresholds.lossPct ||
         (track.rttMs ?? 0) > thresholds.rttMs ||
-        (track.dir === 'in' &&
-          track.kind === 'audio' &&
-          (track.concealmentPct ?? 0) > thresholds.concealmentPct) ||
-        (track.freezes ?? 0) > 0 ||
-        track.stalled === true,
+        (track.concealmentPct ?? 0) > thresholds.concealmentPct ||
+        !!track.freezes ||
+        !!track.stalled,
     );
   }
 
-  function sampleOf(tracked: Tracked, window: StatsWindow, takenAt: number, cross?: string[]) {
-    const tracks = window.tracks.map(({ key, ...metrics }) => {
-      let id = tracked.trackIds.get(key);
-      if (id === undefined) {
-        id = `trk_${tracked.trackIds.size.toString(36)}${createId('pc').slice(-6).toLowerCase()}`;
-        tracked.trackIds.set(key, id);
-        event(tracked, 'track_added', { track: id, kind: metrics.kind, dir: metrics.dir });
-      }
-      return { id, ...metrics };
-    });
+  function sampleOf(tracked: Tracked, window: StatsWindow, takenAt: number) {
+    const tracks = window.tracks.map(({ key, ...metrics }) => ({
+      id: idFor(tracked, key, metrics.kind, metrics.dir),
+      ...metrics,
+    }));
     const sample = {
       t: Math.round(takenAt),
       type: 'call.sample' as const,
@@ -195,56 +245,83 @@ export function createCollector(options: CollectorOptions): Collector {
       windowMs: window.windowMs,
       conn: { state: tracked.pc.connectionState, ...window.conn },
       tracks,
-      ...(cross === undefined ? {} : { cross }),
     };
-    const score = scoreSample(sample as never);
-    return score === null ? sample : { ...sample, score };
+    return defined({ ...sample, score: scoreSample(sample as never) ?? undefined });
   }
 
   /** Lifecycle events the windows reveal: the selected path, codecs and resolutions. */
   function changes(tracked: Tracked, window: StatsWindow) {
     const conn = window.conn;
-    if (conn?.localType !== undefined && conn.remoteType !== undefined) {
-      const path = `${conn.localType}/${conn.remoteType}/${conn.protocol}/${conn.relayed}/${conn.network}`;
+    if (conn?.localType && conn.remoteType) {
+      // The path's fields in readConnectionPath's fixed order.
+      const path = JSON.stringify(conn);
       if (path !== tracked.path) {
-        event(tracked, 'candidate_pair_change', {
-          localType: conn.localType,
-          remoteType: conn.remoteType,
-          ...(conn.protocol === undefined ? {} : { protocol: conn.protocol }),
-          relayed: conn.relayed ?? (conn.localType === 'relay' || conn.remoteType === 'relay'),
-          ...(conn.network === undefined ? {} : { network: conn.network }),
-          initial: tracked.path === undefined,
-        });
+        // Both types known: readConnectionPath has set `relayed`.
+        event(tracked, 'candidate_pair_change', { ...conn, initial: tracked.path === undefined });
         tracked.path = path;
       }
     }
-    for (const track of window.tracks) {
-      const id = tracked.trackIds.get(track.key);
-      if (id === undefined) continue;
-      const facts = tracked.trackFacts.get(track.key) ?? {};
-      if (track.codec !== undefined && facts.codec !== undefined && track.codec !== facts.codec)
-        event(tracked, 'codec_change', { track: id, codec: track.codec, prev: facts.codec });
-      if (
-        track.w !== undefined &&
-        track.h !== undefined &&
-        facts.w !== undefined &&
-        facts.h !== undefined &&
-        (track.w !== facts.w || track.h !== facts.h)
-      )
-        event(tracked, 'resolution_change', {
-          track: id,
-          w: track.w,
-          h: track.h,
-          prevW: facts.w,
-          prevH: facts.h,
-        });
-      const codec = track.codec ?? facts.codec;
-      const w = track.w ?? facts.w;
-      const h = track.h ?? facts.h;
-      tracked.trackFacts.set(track.key, {
-        ...(codec === undefined ? {} : { codec }),
-        ...(w === undefined ? {} : { w }),
-        ...(h === undefined ? {} : { h }),
+    for (const { key, codec, w, h } of window.tracks) {
+      // sampleOf gave every key of the window its id.
+      const track = tracked.trackIds.get(key);
+      const facts = tracked.trackFacts.get(key) ?? {};
+      if (codec && facts.codec && codec !== facts.codec)
+        event(tracked, 'codec_change', { track, codec, prev: facts.codec });
+      if (w && h && facts.w && facts.h && (w !== facts.w || h !== facts.h))
+        event(tracked, 'resolution_change', { track, w, h, prevW: facts.w, prevH: facts.h });
+      tracked.trackFacts.set(key, { codec: codec ?? facts.codec, w: w ?? facts.w, h: h ?? facts.h });
+    }
+  }
+
+  /**
+   * Follows the media tracks the connection sends and receives once the stats show their RTP
+   * stream (by its transceiver's `mid`), so their events carry the id of that stream's track
+   * entries: `track_muted`, `track_unmuted` with `freezeMs` (how long it was muted; an unmute
+   * whose mute was not seen, as a remote track's first, says nothing) and `track_ended`. Chromium
+   * fires `mute` and `unmute` for a remote track when its transceiver stops or resumes
+   * receiving, and `ended` when the transceiver stops or the connection closes (nothing is said
+   * after `pc_closed`); a local track stopped with `stop()` fires nothing, so a sender's ended
+   * track is found here. A track its sender no longer sends (replaced) says nothing: the stream
+   * goes on with the new one.
+   */
+  function watchTracks(tracked: Tracked, stats: ReadonlyMap<string, RTCStatsLike>) {
+    const { pc, media } = tracked;
+    const transceivers = pc.getTransceivers();
+    for (const rtp of stats.values()) {
+      const inbound = rtp.type === 'inbound-rtp';
+      const transceiver = transceivers.find((candidate) => candidate.mid === rtp.mid);
+      const track = transceiver?.[inbound ? 'receiver' : 'sender'].track;
+      if (!track || (!inbound && rtp.type !== 'outbound-rtp')) continue;
+      // Ended without an event (a local track's stop()): reported at the poll after it is followed.
+      if (media.has(track)) {
+        if (track.readyState === 'ended') media.get(track)?.();
+        continue;
+      }
+      const dir = inbound ? 'in' : 'out';
+      const fields = {
+        track: idFor(tracked, trackKey(track.kind, inbound, rtp), track.kind, dir),
+        kind: track.kind,
+        dir,
+      };
+      let mutedAt: number | undefined;
+      const report = (name: string, freezeMs?: number) => {
+        if (media.get(track) === end && !tracked.closed && (inbound || transceiver.sender.track === track))
+          event(tracked, name, { ...fields, freezeMs });
+      };
+      // Once ended, the track stays followed by a no-op: nothing more to say.
+      const end = () => {
+        report('track_ended');
+        media.set(track, () => {});
+      };
+      media.set(track, end);
+      track.addEventListener('ended', end);
+      track.addEventListener('mute', () => {
+        mutedAt = Date.now();
+        report('track_muted');
+      });
+      track.addEventListener('unmute', () => {
+        if (mutedAt !== undefined) report('track_unmuted', Date.now() - mutedAt);
+        mutedAt = undefined;
       });
     }
   }
@@ -254,6 +331,7 @@ export function createCollector(options: CollectorOptions): Collector {
     tracked.polling = true;
     try {
       const snapshot = toSnapshot(await tracked.pc.getStats(), Date.now());
+      watchTracks(tracked, snapshot.stats);
       const window = statsWindow(tracked.previous, snapshot);
       tracked.previous = snapshot;
       if (window.windowMs === 0) {
@@ -263,48 +341,34 @@ export function createCollector(options: CollectorOptions): Collector {
       const now = policy();
       const second = sampleOf(tracked, window, snapshot.takenAt);
       changes(tracked, window);
-      const before = detector.findings().length;
-      findingsOf(second as unknown as DetectorItem);
-      const crossed = detector
-        .findings()
-        .slice(before)
-        .filter((finding) => finding.pc === tracked.id)
-        .map((finding) => finding.kind);
-      const inbound = second.tracks.filter((track) => track.dir === 'in');
-      tracked.last = {
+      const crossed = findingsOf(second as unknown as DetectorItem).map((finding) => finding.kind);
+      /** The highest value of an inbound metric, if any track has it. */
+      const highest = (metric: 'lossPct' | 'fps') => {
+        const values = second.tracks.flatMap((track) => (track.dir === 'in' ? (track[metric] ?? []) : []));
+        return values.length > 0 ? Math.max(...values) : undefined;
+      };
+      tracked.last = defined({
         pc: tracked.id,
         state: tracked.pc.connectionState,
-        ...(window.conn?.relayed === undefined ? {} : { relayed: window.conn.relayed }),
-        ...(second.tracks.find((track) => track.rttMs !== undefined)?.rttMs === undefined
-          ? {}
-          : { rttMs: second.tracks.find((track) => track.rttMs !== undefined)?.rttMs }),
-        ...(inbound.some((track) => track.lossPct !== undefined)
-          ? { lossPct: Math.max(...inbound.map((track) => track.lossPct ?? 0)) }
-          : {}),
-        ...(inbound.some((track) => track.fps !== undefined)
-          ? { fps: Math.max(...inbound.map((track) => track.fps ?? 0)) }
-          : {}),
-        ...('score' in second ? { score: second.score } : {}),
-      } as TrackedConnection;
+        relayed: window.conn?.relayed,
+        rttMs: second.tracks.find((track) => track.rttMs)?.rttMs,
+        lossPct: highest('lossPct'),
+        fps: highest('fps'),
+        score: second.score,
+      });
       if (now.lifecycleEventsOnly) return;
-      if (crossing && (crossed.length > 0 || (tracked.hot && hot(window)))) {
-        // A problem: full resolution until it clears.
-        tracked.hot = true;
-        options.emit(
-          (crossed.length > 0
-            ? sampleOf(tracked, window, snapshot.takenAt, crossed)
-            : second) as unknown as WireEvent,
-        );
-        tracked.lastEmitted = snapshot;
-        return;
-      }
-      tracked.hot = false;
-      if (now.thresholdCrossingsOnly || now.sampleIntervalSec === null) return;
-      const since = tracked.lastEmitted;
-      if (since === undefined || snapshot.takenAt - since.takenAt >= now.sampleIntervalSec * 1000 - 100) {
-        const whole = statsWindow(since, snapshot);
-        if (whole.windowMs > 0)
-          options.emit(sampleOf(tracked, whole, snapshot.takenAt) as unknown as WireEvent);
+      // A problem: this second at once, then full resolution until it clears. Else a sample
+      // over the whole interval since the last one (the first poll set lastEmitted).
+      tracked.hot = crossing && (crossed.length > 0 || (tracked.hot && hot(window)));
+      const sample = tracked.hot
+        ? { ...second, cross: crossed.length > 0 ? crossed : undefined }
+        : !now.thresholdCrossingsOnly &&
+            now.sampleIntervalSec !== null &&
+            snapshot.takenAt - (tracked.lastEmitted?.takenAt ?? 0) >= now.sampleIntervalSec * 1000 - 100
+          ? sampleOf(tracked, statsWindow(tracked.lastEmitted, snapshot), snapshot.takenAt)
+          : undefined;
+      if (sample !== undefined) {
+        options.emit(defined(sample) as unknown as WireEvent);
         tracked.lastEmitted = snapshot;
       }
     } catch {
@@ -315,8 +379,9 @@ export function createCollector(options: CollectorOptions): Collector {
   }
 
   function tick() {
-    for (const tracked of all) void poll(tracked);
+    const polled = Promise.all(all.map(poll));
     for (const finding of detector.advance(Date.now())) options.onFinding?.(finding);
+    return polled;
   }
 
   function attach(pc: RTCPeerConnection, configuration?: RTCConfiguration): string {
@@ -327,59 +392,58 @@ export function createCollector(options: CollectorOptions): Collector {
       pc,
       tracked: all.filter((entry) => entry.tracked).length < maxConnections,
       createdAt: Date.now(),
-      closed: false,
-      states: {},
-      hot: false,
       trackIds: new Map(),
       trackFacts: new Map(),
-      polling: false,
+      media: new WeakMap(),
     };
     byPc.set(pc, tracked);
     all.push(tracked);
     event(tracked, 'pc_created', {
       state: pc.connectionState,
-      iceServers: (configuration ?? pc.getConfiguration?.())?.iceServers?.length ?? 0,
+      iceServers: (configuration ?? pc.getConfiguration())?.iceServers?.length ?? 0,
       tracked: tracked.tracked,
     });
-    for (const [type, name, property] of STATE_EVENTS) {
-      tracked.states[name] = { state: String(pc[property]), at: tracked.createdAt };
-      pc.addEventListener(type, () => {
-        const previous = tracked.states[name] as { state: string; at: number };
-        const state = String(pc[property]);
-        if (state === previous.state) return;
+    for (const [name, property] of STATE_EVENTS) {
+      let prev: string = pc[property];
+      let since = tracked.createdAt;
+      pc.addEventListener(`${property.toLowerCase()}change`, () => {
+        const state = pc[property];
+        if (state === prev) return;
         const at = Date.now();
-        event(tracked, name, { state, prev: previous.state, prevMs: at - previous.at });
-        tracked.states[name] = { state, at };
-        if (name === 'connection_state' && state === 'closed') close(tracked);
+        event(tracked, name, { state, prev, prevMs: at - since });
+        prev = state;
+        since = at;
+        // Any of the states closed: the connection is.
+        if (state === 'closed') close(tracked);
       });
     }
-    pc.addEventListener('icecandidateerror', (error) => {
-      const candidate = error as RTCPeerConnectionIceErrorEvent;
-      // The error text only: never the server's address or URL.
+    // The code, never the event's url or address. The text only for the browser's own errors
+    // (701 and up): below that it is the STUN or TURN server's reason phrase, free text that may
+    // name anything, and the code says the same in the standard's words.
+    pc.addEventListener('icecandidateerror', ({ errorCode, errorText }) =>
       event(tracked, 'ice_candidate_error', {
-        errorCode: candidate.errorCode,
-        ...(candidate.errorText ? { errorText: String(candidate.errorText).slice(0, 256) } : {}),
-      });
-    });
-    pc.addEventListener('datachannel', (channel) => {
-      const { channel: dataChannel } = channel as RTCDataChannelEvent;
-      event(tracked, 'data_channel', {
-        label: dataChannel.label.slice(0, 256),
-        state: dataChannel.readyState,
-      });
-    });
-    const originalClose = pc.close.bind(pc);
-    pc.close = () => {
-      originalClose();
-      close(tracked);
-    };
-    const restartIce = pc.restartIce?.bind(pc);
-    if (restartIce !== undefined) {
-      pc.restartIce = () => {
-        event(tracked, 'ice_restart');
-        restartIce();
-      };
-    }
+        errorCode,
+        errorText: errorCode > 700 && errorText ? errorText.slice(0, 256) : undefined,
+      }),
+    );
+    // The channel's label and state, never what it carries.
+    pc.addEventListener('datachannel', ({ channel }) =>
+      event(tracked, 'data_channel', { label: channel.label.slice(0, 256), state: channel.readyState }),
+    );
+    wrap(pc, 'close', () => close(tracked));
+    wrap(pc, 'restartIce', () => event(tracked, 'ice_restart'));
+    // Each description applied becomes an `sdp` event, described and redacted by the `sdp`
+    // module (its own chunk, fetched once: the loader keeps it); a failed call sends nothing.
+    if (captureSdp)
+      for (const name of ['setLocalDescription', 'setRemoteDescription'] as const)
+        wrap(pc, name, (applied: Promise<void>, [given]) =>
+          applied
+            .then(() => import('./sdp.ts'))
+            .then(
+              (sdp) => event(tracked, 'sdp', sdp.describeApplied(pc, name, given)),
+              () => {},
+            ),
+        );
     timer ??= setInterval(tick, options.pollMs ?? 1000);
     return tracked.id;
   }
@@ -392,40 +456,32 @@ export function createCollector(options: CollectorOptions): Collector {
 
   async function mediaAcquired(stream: MediaStream, screen: boolean) {
     for (const track of stream.getTracks()) {
-      const settings = track.getSettings?.() ?? {};
+      const settings = track.getSettings();
       const deviceId = screen ? undefined : await hashDeviceId(salt, settings.deviceId ?? '');
       event(undefined, 'media_acquired', {
         kind: screen ? 'screen' : track.kind,
-        ...(settings.width === undefined ? {} : { w: settings.width }),
-        ...(settings.height === undefined ? {} : { h: settings.height }),
-        ...(settings.frameRate === undefined ? {} : { fps: Math.round(settings.frameRate * 10) / 10 }),
-        ...(deviceId === undefined ? {} : { deviceId }),
+        w: settings.width,
+        h: settings.height,
+        fps: settings.frameRate && Math.round(settings.frameRate * 10) / 10,
+        deviceId,
       });
     }
   }
 
   function mediaError(error: unknown, constraints: MediaStreamConstraints | undefined, screen: boolean) {
-    const name =
-      error instanceof Error || (typeof error === 'object' && error !== null && 'name' in error)
-        ? String((error as { name: unknown }).name)
-        : 'Error';
-    const kind = screen ? 'screen' : constraints?.video ? 'video' : constraints?.audio ? 'audio' : undefined;
+    const name = String((error as { name?: unknown } | null)?.name ?? 'Error');
     event(undefined, 'media_error', {
       errorName: name.slice(0, 64),
       class: classifyMediaError(name),
-      ...(kind === undefined ? {} : { kind }),
+      kind: screen ? 'screen' : constraints?.video ? 'video' : constraints?.audio ? 'audio' : undefined,
     });
   }
 
   async function inventory(name: 'device_inventory' | 'device_change', devices: MediaDevices) {
     try {
-      const list = await devices.enumerateDevices();
-      const count = (kind: MediaDeviceKind) => list.filter((device) => device.kind === kind).length;
-      event(undefined, name, {
-        audioinput: count('audioinput'),
-        videoinput: count('videoinput'),
-        audiooutput: count('audiooutput'),
-      });
+      const counts: Record<string, number> = { audioinput: 0, videoinput: 0, audiooutput: 0 };
+      for (const { kind } of await devices.enumerateDevices()) counts[kind] = (counts[kind] as number) + 1;
+      event(undefined, name, counts);
     } catch {
       // Not allowed here: no inventory.
     }
@@ -438,6 +494,7 @@ export function createCollector(options: CollectorOptions): Collector {
         .filter((tracked) => tracked.tracked)
         .map((tracked) => tracked.last ?? { pc: tracked.id, state: tracked.pc.connectionState });
     },
+    poll: tick,
     instrument(target = globalThis) {
       const Original = target.RTCPeerConnection;
       if (Original !== undefined) {
@@ -454,42 +511,21 @@ export function createCollector(options: CollectorOptions): Collector {
       }
       const devices = target.navigator?.mediaDevices;
       if (devices === undefined) return;
-      const getUserMedia = devices.getUserMedia?.bind(devices);
-      if (getUserMedia !== undefined) {
-        devices.getUserMedia = async (constraints) => {
-          try {
-            const stream = await getUserMedia(constraints);
-            void mediaAcquired(stream, false);
-            return stream;
-          } catch (error) {
-            mediaError(error, constraints, false);
-            throw error;
-          }
-        };
-        restore.push(() => {
-          devices.getUserMedia = getUserMedia;
-        });
-      }
-      const getDisplayMedia = devices.getDisplayMedia?.bind(devices);
-      if (getDisplayMedia !== undefined) {
-        devices.getDisplayMedia = async (constraints) => {
-          try {
-            const stream = await getDisplayMedia(constraints);
-            void mediaAcquired(stream, true);
-            return stream;
-          } catch (error) {
-            mediaError(error, constraints, true);
-            throw error;
-          }
-        };
-        restore.push(() => {
-          devices.getDisplayMedia = getDisplayMedia;
-        });
+      for (const name of ['getUserMedia', 'getDisplayMedia'] as const) {
+        const screen = name === 'getDisplayMedia';
+        restore.push(
+          wrap(devices, name, (acquired: Promise<MediaStream>, [constraints]) =>
+            acquired.then(
+              (stream) => mediaAcquired(stream, screen),
+              (error) => mediaError(error, constraints, screen),
+            ),
+          ),
+        );
       }
       void inventory('device_inventory', devices);
       const onChange = () => void inventory('device_change', devices);
-      devices.addEventListener?.('devicechange', onChange);
-      restore.push(() => devices.removeEventListener?.('devicechange', onChange));
+      devices.addEventListener('devicechange', onChange);
+      restore.push(() => devices.removeEventListener('devicechange', onChange));
     },
     stop() {
       clearInterval(timer);

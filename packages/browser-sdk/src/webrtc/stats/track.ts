@@ -71,6 +71,19 @@ const LIMITATIONS: readonly string[] = ['none', 'cpu', 'bandwidth', 'other'];
 const MIME_TYPE = /^[a-z]+\/[A-Za-z0-9][A-Za-z0-9.+_-]*$/;
 
 /**
+ * The {@link WindowTrack.key} of an inbound-rtp or outbound-rtp stream: the collector also keys
+ * a `MediaStreamTrack`'s events by it, so they name the same track as the samples.
+ *
+ * @example
+ * ```ts
+ * trackKey('video', true, { id: 'IT01V1', type: 'inbound-rtp', timestamp: 0, ssrc: 1234 }); // 'video:in:1234'
+ * ```
+ */
+export function trackKey(kind: string, inbound: boolean, rtp: RTCStatsLike): string {
+  return `${kind}:${inbound ? 'in' : 'out'}:${readNumber(rtp, 'ssrc') ?? rtp.id}`;
+}
+
+/**
  * Sets a metric rounded to `digits` decimals when it is a number in 0..`maximum`; anything else
  * (missing, NaN, infinite, negative, beyond the protocol's bound) leaves the metric out.
  */
@@ -204,7 +217,7 @@ export function readTrack(rtp: RTCStatsLike, context: TrackContext): WindowTrack
   const gauge = (field: string) => readNumber(rtp, field);
   const rate = (amount: number | undefined) => (windowMs > 0 ? times(amount, 1000 / windowMs) : undefined);
   const track: WindowTrack = {
-    key: `${kind}:${inbound ? 'in' : 'out'}:${ssrc ?? rtp.id}`,
+    key: trackKey(kind, inbound, rtp),
     kind,
     dir: inbound ? 'in' : 'out',
   };

@@ -50,7 +50,7 @@ const MAX_TRACKS = 256;
  * ```
  */
 export function statsWindow(previous: StatsSnapshot | undefined, current: StatsSnapshot): StatsWindow {
-  const elapsed = previous === undefined ? 0 : Math.round(current.takenAt - previous.takenAt);
+  const elapsed = Math.round(current.takenAt - (previous ?? current).takenAt);
   const windowMs = elapsed >= 1 ? elapsed : 0;
   const { stats } = current;
   const streams: RTCStatsLike[] = [];
