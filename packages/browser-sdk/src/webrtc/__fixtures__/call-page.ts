@@ -1,0 +1,194 @@
+/**
+ * The page the Chromium tests (`collector.chromium.test.ts`) and the poll-cost benchmark
+ * (`bench/poll-cost.ts`) load, bundled with the collector by `bench/chromium.ts`: it runs one
+ * collector, records what it emits, and sets up loopback calls between peer connections of the
+ * page (fake camera and microphone). Everything is on `window.callPage`, for `page.evaluate`.
+ */
+
+import { type Collector, type CollectorOptions, createCollector } from '../index.ts';
+
+/** An emitted `call.event` or `call.sample`, as plain data. */
+export type Emitted = Record<string, unknown> & { type: string; name?: string; pc?: string };
+
+export interface CallOptions {
+  audio?: boolean;
+  video?: boolean;
+  /** Send these tracks rather than a new camera and microphone stream. */
+  send?: MediaStreamTrack[];
+  /** The callee sends its own audio and video back (the caller's stream). Default false. */
+  bothWays?: boolean;
+  /** The caller's ICE servers. */
+  iceServers?: RTCIceServer[];
+  /** Gather every candidate before the offer goes out, so descriptions carry `a=candidate` lines. */
+  gatherFirst?: boolean;
+  /** Open a data channel with this label from the caller. */
+  dataChannel?: string;
+}
+
+/** A loopback call: `caller` sends to `callee`, both in this page. */
+export interface Call {
+  caller: RTCPeerConnection;
+  callee: RTCPeerConnection;
+  stream: MediaStream;
+  /** The caller's data channel (`dataChannel` option) and the callee's end of it, once open. */
+  channels: RTCDataChannel[];
+  /** What the page itself saw: candidates, ICE errors, raw descriptions, data-channel messages. */
+  seen: {
+    candidates: string[];
+    iceErrors: Array<Record<string, unknown>>;
+    descriptions: string[];
+    messages: string[];
+  };
+}
+
+const emitted: Emitted[] = [];
+const calls: Call[] = [];
+let collector: Collector | undefined;
+
+/** Polling is driven by the tests and the benchmark (`poll()`), so the timer never fires. */
+const NEVER_MS = 2 ** 31 - 1;
+
+function start(options: Omit<CollectorOptions, 'emit'> & { instrument?: boolean } = {}): void {
+  collector?.stop();
+  emitted.length = 0;
+  const { instrument = true, ...rest } = options;
+  collector = createCollector({
+    pollMs: NEVER_MS,
+    ...rest,
+    emit: (event) => emitted.push(event as unknown as Emitted),
+  });
+  if (instrument) collector.instrument();
+}
+
+function running(): Collector {
+  if (collector === undefined) throw new Error('start() the collector first');
+  return collector;
+}
+
+function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const look = () => {
+      if (check()) resolve();
+      else if (Date.now() > deadline) reject(new Error(`timed out waiting for ${check}`));
+      else setTimeout(look, 20);
+    };
+    look();
+  });
+}
+
+/** Offer and answer between the two ends (trickled candidates, or all gathered first). */
+async function negotiate(call: Call, gatherFirst = false): Promise<void> {
+  const { caller, callee, seen } = call;
+  await caller.setLocalDescription();
+  if (gatherFirst) await until(() => caller.iceGatheringState === 'complete');
+  const offer = caller.localDescription as RTCSessionDescription;
+  seen.descriptions.push(offer.sdp);
+  await callee.setRemoteDescription(offer);
+  await callee.setLocalDescription();
+  const answer = callee.localDescription as RTCSessionDescription;
+  seen.descriptions.push(answer.sdp);
+  await caller.setRemoteDescription(answer);
+}
+
+/** Starts a call and waits until both ends are connected; returns its index. */
+async function call(options: CallOptions = {}): Promise<number> {
+  const { audio = true, video = true } = options;
+  const stream =
+    options.send === undefined
+      ? await navigator.mediaDevices.getUserMedia({ audio, video })
+      : new MediaStream(options.send);
+  const caller = new RTCPeerConnection({ iceServers: options.iceServers ?? [] });
+  const callee = new RTCPeerConnection();
+  const seen: Call['seen'] = { candidates: [], iceErrors: [], descriptions: [], messages: [] };
+  const entry: Call = { caller, callee, stream, channels: [], seen };
+  for (const [from, to] of [
+    [caller, callee],
+    [callee, caller],
+  ] as const) {
+    from.addEventListener('icecandidate', ({ candidate }) => {
+      if (candidate === null) return;
+      seen.candidates.push(candidate.candidate, candidate.address ?? '');
+      if (!options.gatherFirst || from === callee) void to.addIceCandidate(candidate).catch(() => {});
+    });
+    from.addEventListener('icecandidateerror', (error) => {
+      const { errorCode, errorText, url, address, port } = error as RTCPeerConnectionIceErrorEvent;
+      seen.iceErrors.push({ errorCode, errorText, url, address, port });
+    });
+  }
+  for (const track of stream.getTracks()) caller.addTrack(track, stream);
+  if (options.bothWays) for (const track of stream.getTracks()) callee.addTrack(track, stream);
+  const listen = (channel: RTCDataChannel) => {
+    entry.channels.push(channel);
+    channel.addEventListener('message', ({ data }) => seen.messages.push(String(data)));
+  };
+  if (options.dataChannel !== undefined) {
+    listen(caller.createDataChannel(options.dataChannel));
+    callee.addEventListener('datachannel', ({ channel }) => listen(channel));
+  }
+  await negotiate(entry, options.gatherFirst);
+  await until(() => caller.connectionState === 'connected' && callee.connectionState === 'connected');
+  return calls.push(entry) - 1;
+}
+
+/** The `pc_` ids the collector gave a call's two ends (from their `pc_created`, in creation order). */
+function ids(): string[] {
+  return emitted.filter((event) => event.name === 'pc_created').map((event) => event.pc as string);
+}
+
+/** Every candidate address of a call's two ends in their stats (local and remote candidates). */
+async function statsAddresses(index: number): Promise<string[]> {
+  const found: string[] = [];
+  const { caller, callee } = calls[index] as Call;
+  for (const pc of [caller, callee]) {
+    for (const stats of (await pc.getStats()).values()) {
+      if (stats.type !== 'local-candidate' && stats.type !== 'remote-candidate') continue;
+      for (const field of ['address', 'ip', 'url', 'relatedAddress'])
+        if (typeof stats[field] === 'string' && stats[field] !== '') found.push(stats[field]);
+    }
+  }
+  return found;
+}
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Polls every 100 ms until `count` tracks are followed (`track_added`): a stream shows in the
+ * stats only once its first packet went out or came in, a moment after `connected`.
+ */
+async function follow(count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (emitted.filter((event) => event.name === 'track_added').length < count) {
+    if (Date.now() > deadline) throw new Error(`fewer than ${count} tracks followed`);
+    await running().poll();
+    await wait(100);
+  }
+}
+
+const callPage = {
+  start,
+  call,
+  ids,
+  statsAddresses,
+  /** The calls of the page, by index (their peer connections stay in the page). */
+  calls,
+  negotiate: (index: number) => negotiate(calls[index] as Call),
+  poll: () => running().poll(),
+  follow,
+  attach: (pc: RTCPeerConnection, configuration?: RTCConfiguration) => running().attach(pc, configuration),
+  /** What the collector emitted so far (copies), optionally only the call events of one name. */
+  emitted: (name?: string): Emitted[] =>
+    structuredClone(name === undefined ? emitted : emitted.filter((event) => event.name === name)),
+  until,
+  wait,
+};
+
+export type CallPage = typeof callPage;
+
+declare global {
+  interface Window {
+    callPage: CallPage;
+  }
+}
+
+window.callPage = callPage;
