@@ -6,7 +6,6 @@ import {
   type Thresholds,
 } from '@svc/detectors';
 import { scoreSample } from '@svc/quality-score';
-import { createId } from '../ids.ts';
 import type { WireEvent } from '../session-writer.ts';
 import { type StatsSnapshot, type StatsWindow, statsWindow, toSnapshot } from './stats/index.ts';
 import type { RTCStatsLike } from './stats/snapshot.ts';
@@ -63,7 +62,7 @@ export interface TrackedConnection {
 
 export interface Collector {
   /** Tracks a peer connection created before the collector loaded (idempotent); returns its `pc_` id. */
-  attach(pc: RTCPeerConnection, configuration?: RTCConfiguration): string;
+  attach(pc: RTCPeerConnection): string;
   list(): TrackedConnection[];
   /** Wraps `RTCPeerConnection`, `getUserMedia`, `getDisplayMedia` and device changes of `target`. */
   instrument(target?: typeof globalThis): void;
@@ -83,13 +82,39 @@ interface Tracked {
   /** Emitting 1 s windows: a detector threshold is crossed. */
   hot?: boolean;
   path?: string;
-  trackIds: Map<string, string>;
-  trackFacts: Map<string, { codec?: string; w?: number; h?: number }>;
+  /** Each track key's opaque id, and its last codec and size (for codec_change and resolution_change). */
+  tracks: Map<string, { id: string; codec?: string; w?: number; h?: number }>;
   /** The media tracks followed (see watchTracks), each with what reports its end. */
   media: WeakMap<MediaStreamTrack, () => void>;
   last?: TrackedConnection;
   /** A getStats() is pending (a poll never overlaps the previous one). */
   polling?: boolean;
+}
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * A new `<prefix>_<ULID>` (PROTOCOL.md ids), exactly as `src/ids.ts` makes them (a test holds
+ * them equal). Not imported from there: the core imports that module too, so it would become a
+ * chunk of its own that the collector loads with an extra request (252 B gzip on its own, in a
+ * 10 KB budget).
+ *
+ * @example
+ * ```ts
+ * createId('pc'); // 'pc_01JD2S5V8Q8C4Y3K2W9T7N6M5H'
+ * ```
+ */
+export function createId(prefix: 'pc' | 'ses', now = Date.now()): string {
+  let time = '';
+  for (
+    let index = 0, value = Math.max(0, Math.floor(now));
+    index < 10;
+    index += 1, value = Math.floor(value / 32)
+  )
+    time = CROCKFORD[value % 32] + time;
+  let random = '';
+  for (const byte of crypto.getRandomValues(new Uint8Array(16))) random += CROCKFORD[byte % 32];
+  return `${prefix}_${time}${random}`;
 }
 
 /** PROTOCOL.md §3's table (the SDK cannot load `@svc/protocol` at run time; a test compares them). */
@@ -210,14 +235,14 @@ export function createCollector(options: CollectorOptions): Collector {
 
   /** The opaque id of a track key, announced with `track_added` the first time it is seen. */
   function idFor(tracked: Tracked, key: string, kind: string, dir: string): string {
-    let id = tracked.trackIds.get(key);
-    if (id === undefined) {
+    let track = tracked.tracks.get(key);
+    if (track === undefined) {
       // 40 random bits: unique within a session.
-      id = `trk_${createId('pc').slice(-8).toLowerCase()}`;
-      tracked.trackIds.set(key, id);
-      event(tracked, 'track_added', { track: id, kind, dir });
+      track = { id: `trk_${createId('pc').slice(-8).toLowerCase()}` };
+      tracked.tracks.set(key, track);
+      event(tracked, 'track_added', { track: track.id, kind, dir });
     }
-    return id;
+    return track.id;
   }
 
   /** Whether a window still shows a crossed condition (keeps 1 s emission going). */
@@ -262,14 +287,14 @@ export function createCollector(options: CollectorOptions): Collector {
       }
     }
     for (const { key, codec, w, h } of window.tracks) {
-      // sampleOf gave every key of the window its id.
-      const track = tracked.trackIds.get(key);
-      const facts = tracked.trackFacts.get(key) ?? {};
+      // sampleOf gave every key of the window its entry.
+      const facts = tracked.tracks.get(key) as { id: string; codec?: string; w?: number; h?: number };
+      const track = facts.id;
       if (codec && facts.codec && codec !== facts.codec)
         event(tracked, 'codec_change', { track, codec, prev: facts.codec });
       if (w && h && facts.w && facts.h && (w !== facts.w || h !== facts.h))
         event(tracked, 'resolution_change', { track, w, h, prevW: facts.w, prevH: facts.h });
-      tracked.trackFacts.set(key, { codec: codec ?? facts.codec, w: w ?? facts.w, h: h ?? facts.h });
+      Object.assign(facts, defined({ codec, w, h }));
     }
   }
 
@@ -304,6 +329,7 @@ export function createCollector(options: CollectorOptions): Collector {
         dir,
       };
       let mutedAt: number | undefined;
+      // Nothing once ended, after pc_closed, or for a track its sender no longer sends.
       const report = (name: string, freezeMs?: number) => {
         if (media.get(track) === end && !tracked.closed && (inbound || transceiver.sender.track === track))
           event(tracked, name, { ...fields, freezeMs });
@@ -384,7 +410,7 @@ export function createCollector(options: CollectorOptions): Collector {
     return polled;
   }
 
-  function attach(pc: RTCPeerConnection, configuration?: RTCConfiguration): string {
+  function attach(pc: RTCPeerConnection): string {
     const known = byPc.get(pc);
     if (known !== undefined) return known.id;
     const tracked: Tracked = {
@@ -392,15 +418,15 @@ export function createCollector(options: CollectorOptions): Collector {
       pc,
       tracked: all.filter((entry) => entry.tracked).length < maxConnections,
       createdAt: Date.now(),
-      trackIds: new Map(),
-      trackFacts: new Map(),
+      tracks: new Map(),
       media: new WeakMap(),
     };
     byPc.set(pc, tracked);
     all.push(tracked);
     event(tracked, 'pc_created', {
       state: pc.connectionState,
-      iceServers: (configuration ?? pc.getConfiguration())?.iceServers?.length ?? 0,
+      // As given to the constructor: one entry per server, whatever its number of URLs.
+      iceServers: pc.getConfiguration().iceServers?.length ?? 0,
       tracked: tracked.tracked,
     });
     for (const [name, property] of STATE_EVENTS) {
@@ -501,7 +527,7 @@ export function createCollector(options: CollectorOptions): Collector {
         class InstrumentedPeerConnection extends Original {
           constructor(configuration?: RTCConfiguration) {
             super(configuration);
-            attach(this, configuration);
+            attach(this);
           }
         }
         target.RTCPeerConnection = InstrumentedPeerConnection;

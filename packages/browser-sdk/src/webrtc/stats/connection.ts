@@ -67,7 +67,8 @@ export function selectCandidatePairs(
   const byTransport = new Map<string, RTCStatsLike>();
   const claims = new Map<string, number>();
   for (const pair of pairs) {
-    const transportId = readString(pair, 'transportId') ?? '';
+    // Keyed as window.ts looks pairs up: by the raw field (a pair without one under undefined).
+    const transportId = pair.transportId as string;
     const strength = claim(pair);
     if (strength >= 0 && strength > (claims.get(transportId) ?? -1)) {
       claims.set(transportId, strength);
@@ -76,7 +77,7 @@ export function selectCandidatePairs(
   }
   let connection: RTCStatsLike | undefined;
   for (const transport of transports) {
-    const named = stats.get(readString(transport, 'selectedCandidatePairId') ?? '');
+    const named = stats.get(transport.selectedCandidatePairId as string);
     if (named?.type === 'candidate-pair') byTransport.set(transport.id, named);
     connection ??= byTransport.get(transport.id);
   }
@@ -100,8 +101,8 @@ export function readConnectionPath(
   pair: RTCStatsLike,
   stats: ReadonlyMap<string, RTCStatsLike>,
 ): ConnectionPath {
-  const local = stats.get(readString(pair, 'localCandidateId') ?? '');
-  const remote = stats.get(readString(pair, 'remoteCandidateId') ?? '');
+  const local = stats.get(pair.localCandidateId as string);
+  const remote = stats.get(pair.remoteCandidateId as string);
   const path: ConnectionPath = {};
   const localType = candidateType(local);
   const remoteType = candidateType(remote);

@@ -246,7 +246,7 @@ export function readTrack(rtp: RTCStatsLike, context: TrackContext): WindowTrack
     }
   }
   if (!video) {
-    const source = inbound ? rtp : stats.get(readString(rtp, 'mediaSourceId') ?? '');
+    const source = inbound ? rtp : stats.get(rtp.mediaSourceId as string);
     put(track, 'audioLevel', readNumber(source, 'audioLevel'), 1, 3);
   } else {
     const fps = gauge('framesPerSecond') ?? rate(delta(inbound ? 'framesDecoded' : 'framesSent'));
@@ -270,7 +270,7 @@ export function readTrack(rtp: RTCStatsLike, context: TrackContext): WindowTrack
   put(track, 'nackCount', delta('nackCount'), COUNT);
   put(track, 'pliCount', delta('pliCount'), COUNT);
   put(track, 'keyFrames', delta(inbound ? 'keyFramesDecoded' : 'keyFramesEncoded'), COUNT);
-  const codec = readString(stats.get(readString(rtp, 'codecId') ?? ''), 'mimeType');
+  const codec = readString(stats.get(rtp.codecId as string), 'mimeType');
   if (codec !== undefined && codec.length <= 64 && MIME_TYPE.test(codec)) track.codec = codec;
   // Stalled: packet counters exist in both snapshots and did not move. An outbound stream the
   // application paused (`active: false`) is not live. Whether a track is muted is not in the

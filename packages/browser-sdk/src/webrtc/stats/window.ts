@@ -75,7 +75,7 @@ export function statsWindow(previous: StatsSnapshot | undefined, current: StatsS
       stats,
       previous: previousStats,
       windowMs,
-      pair: selected.byTransport.get(readString(stream, 'transportId') ?? '') ?? selected.connection,
+      pair: selected.byTransport.get(stream.transportId as string) ?? selected.connection,
       remote: remotes.get(stream.id),
     });
     if (track !== undefined && result.tracks.push(track) === MAX_TRACKS) break;
