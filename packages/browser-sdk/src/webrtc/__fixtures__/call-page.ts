@@ -12,7 +12,8 @@ export type Emitted = Record<string, unknown> & { type: string; name?: string; p
 
 export interface CallOptions {
   audio?: boolean;
-  video?: boolean;
+  /** `true` for the fake camera's default (640×480 at 20 fps), or constraints. */
+  video?: boolean | MediaTrackConstraints;
   /** Send these tracks rather than a new camera and microphone stream. */
   send?: MediaStreamTrack[];
   /** The callee sends its own audio and video back (the caller's stream). Default false. */
@@ -165,6 +166,25 @@ async function follow(count: number): Promise<void> {
   }
 }
 
+/**
+ * One collector poll over the tracked connections, its cost split for the poll-cost benchmark:
+ * the wall time of their `getStats()` calls (made together, as the collector makes them), then
+ * the collector's own work on those same reports: its poll with `getStats()` already resolved,
+ * so what it measures is main-thread work only: reading the reports (Chromium makes each stats
+ * object on first access), differencing, track following, detectors, scoring and emitting.
+ */
+async function measurePoll(pcs: RTCPeerConnection[]): Promise<{ statsMs: number; collectorMs: number }> {
+  const started = performance.now();
+  const reports = await Promise.all(pcs.map((pc) => pc.getStats()));
+  const fetched = performance.now();
+  for (const [index, pc] of pcs.entries())
+    pc.getStats = () => Promise.resolve(reports[index] as RTCStatsReport);
+  await running().poll();
+  const processed = performance.now();
+  for (const pc of pcs) Reflect.deleteProperty(pc, 'getStats');
+  return { statsMs: fetched - started, collectorMs: processed - fetched };
+}
+
 const callPage = {
   start,
   call,
@@ -175,7 +195,8 @@ const callPage = {
   negotiate: (index: number) => negotiate(calls[index] as Call),
   poll: () => running().poll(),
   follow,
-  attach: (pc: RTCPeerConnection, configuration?: RTCConfiguration) => running().attach(pc, configuration),
+  measurePoll,
+  attach: (pc: RTCPeerConnection) => running().attach(pc),
   /** What the collector emitted so far (copies), optionally only the call events of one name. */
   emitted: (name?: string): Emitted[] =>
     structuredClone(name === undefined ? emitted : emitted.filter((event) => event.name === name)),
