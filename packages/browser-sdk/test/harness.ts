@@ -4,8 +4,10 @@ import type { RunningServer } from '@svc/api/src/server.ts';
 import { build } from 'esbuild';
 import { type Browser, chromium } from 'playwright-core';
 import { expect } from 'vitest';
+import { CHROMIUM, CHROMIUM_ARGS } from '../bench/chromium.ts';
 import { credentialsOf, dataDirectory, startApi } from './api-server.ts';
 
+export { CHROMIUM } from '../bench/chromium.ts';
 export { until } from './api-server.ts';
 
 // The SDK in headless Chromium against the real server (servers/api on its embedded store): the
@@ -13,24 +15,6 @@ export { until } from './api-server.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers
 export type Json = any;
-
-/** Where apt puts Chromium (`apt-get install chromium`; `.ci/run` installs it). */
-export const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
-
-/** Chromium flags of every test: headless, a fake camera and microphone, loopback peers. */
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--use-fake-device-for-media-stream',
-  '--use-fake-ui-for-media-stream',
-  '--allow-loopback-in-peer-connection',
-];
 
 /** The test page's body: text, inputs, media and an unmasked region for the privacy tests. */
 const BODY = `<main>

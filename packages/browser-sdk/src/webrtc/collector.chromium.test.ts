@@ -294,28 +294,17 @@ describe('privacy rules (PROTOCOL.md §3) in Chromium', () => {
     }
   });
 
-  it('SDP: off by default (no sdp event, no description text, the redaction module not even fetched)', async () => {
-    const events = await page.evaluate(async () => {
+  it.each([
+    ['off by default (no sdp event, no description text, the redaction module not even fetched)', {}],
+    ['never in strict privacy mode, even with captureSdp', { captureSdp: true, strictPrivacy: true }],
+  ])('SDP: %s', async (_, options) => {
+    const events = await page.evaluate(async (startOptions) => {
       const { callPage } = window;
-      callPage.start();
+      callPage.start(startOptions);
       await callPage.call({ gatherFirst: true });
       await callPage.follow(4);
       return callPage.emitted();
-    });
-    expect(named(events, 'pc_created')).toHaveLength(2);
-    expect(named(events, 'sdp')).toEqual([]);
-    expect(JSON.stringify(events)).not.toMatch(SDP_LINE);
-    expect(requests).not.toContain(`/${chromium.sdpChunk}`);
-  });
-
-  it('SDP: never in strict privacy mode, even with captureSdp', async () => {
-    const events = await page.evaluate(async () => {
-      const { callPage } = window;
-      callPage.start({ captureSdp: true, strictPrivacy: true });
-      await callPage.call({ gatherFirst: true });
-      await callPage.follow(4);
-      return callPage.emitted();
-    });
+    }, options);
     expect(named(events, 'pc_created')).toHaveLength(2);
     expect(named(events, 'sdp')).toEqual([]);
     expect(JSON.stringify(events)).not.toMatch(SDP_LINE);
