@@ -173,6 +173,44 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
     }
   }, 60_000);
 
+  it("reports the devices the app's own enumerateDevices() sees once permission is granted, and only a change", async () => {
+    // No fake-ui flag: devices are hidden (one per kind, no ids) until permission is granted.
+    const bare = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--use-fake-device-for-media-stream'],
+    });
+    try {
+      const bareContext = await bare.newContext();
+      const barePage = await bareContext.newPage();
+      await barePage.goto(withOptions(pageUrl, { webrtc: { enabled: true } }));
+      const sessionId: string = await barePage.evaluate(() => (window as Json).sdk.sessionId);
+      await barePage.evaluate(() => (window as Json).sdk.webrtc.list());
+      await bareContext.grantPermissions(['camera', 'microphone']);
+      const listed: number = await barePage.evaluate(async () => {
+        await navigator.mediaDevices.enumerateDevices();
+        return (await navigator.mediaDevices.enumerateDevices()).length;
+      });
+      await barePage.evaluate(() => (window as Json).sdk.flush());
+      const { events } = await stored(sessionId);
+      const inventories = events.filter(
+        (event) => event.type === 'call.event' && event.name === 'device_inventory',
+      );
+      expect(
+        inventories.map(({ audioinput, videoinput, audiooutput }) => ({
+          audioinput,
+          videoinput,
+          audiooutput,
+        })),
+      ).toEqual([
+        { audioinput: 1, videoinput: 1, audiooutput: 1 },
+        { audioinput: 3, videoinput: 1, audiooutput: 3 },
+      ]);
+      expect(listed).toBe(7);
+    } finally {
+      await bare.close();
+    }
+  }, 60_000);
+
   it('records a denied camera as media_error permission_denied (no fake-ui flag: a real denial)', async () => {
     const strict = await chromium.launch({
       executablePath: CHROMIUM,

@@ -503,11 +503,15 @@ export function createCollector(options: CollectorOptions): Collector {
     });
   }
 
-  async function inventory(name: 'device_inventory' | 'device_change', devices: MediaDevices) {
+  /** The counts last reported: an app's own `enumerateDevices()` reports only a change. */
+  let reported = '';
+  async function inventory(name: 'device_inventory' | 'device_change', listed: Promise<MediaDeviceInfo[]>) {
     try {
       const counts: Record<string, number> = { audioinput: 0, videoinput: 0, audiooutput: 0 };
-      for (const { kind } of await devices.enumerateDevices()) counts[kind] = (counts[kind] as number) + 1;
-      event(undefined, name, counts);
+      for (const { kind } of await listed) counts[kind] = (counts[kind] as number) + 1;
+      const key = JSON.stringify(counts);
+      if (name === 'device_change' || key !== reported) event(undefined, name, counts);
+      reported = key;
     } catch {
       // Not allowed here: no inventory.
     }
@@ -548,8 +552,11 @@ export function createCollector(options: CollectorOptions): Collector {
           ),
         );
       }
-      void inventory('device_inventory', devices);
-      const onChange = () => void inventory('device_change', devices);
+      const enumerate = devices.enumerateDevices.bind(devices);
+      // The app's own listing (after a permission grant it may see more) is an inventory too.
+      restore.push(wrap(devices, 'enumerateDevices', (listed) => void inventory('device_inventory', listed)));
+      void inventory('device_inventory', enumerate());
+      const onChange = () => void inventory('device_change', enumerate());
       devices.addEventListener('devicechange', onChange);
       restore.push(() => devices.removeEventListener('devicechange', onChange));
     },
