@@ -211,17 +211,27 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
     }
   }, 60_000);
 
-  it('records a denied camera as media_error permission_denied (no fake-ui flag: a real denial)', async () => {
+  it('records a denied camera as media_error permission_denied (no fake-ui flag: a real denial), its on-device finding the trigger of a conditional recording', async () => {
     const strict = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--use-fake-device-for-media-stream'],
     });
     try {
       const denied = await (await strict.newContext()).newPage();
-      await denied.goto(withOptions(pageUrl, { webrtc: { enabled: true } }));
+      await denied.goto(
+        withOptions(pageUrl, {
+          webrtc: { enabled: true },
+          recording: { mode: 'conditional', triggers: ['webrtc:media_permission_denied'] },
+        }),
+      );
       const sessionId: string = await denied.evaluate(() => (window as Json).sdk.sessionId);
-      const error: string = await denied.evaluate(async () => {
+      await denied.evaluate(async () => {
         await (window as Json).sdk.webrtc.list();
+        await (window as Json).sdk.flush();
+      });
+      // Conditional: nothing stored before the trigger.
+      expect((await harness.request('GET', `/v1/sessions/${sessionId}`)).status).toBe(404);
+      const error: string = await denied.evaluate(async () => {
         try {
           await navigator.mediaDevices.getUserMedia({ video: true });
           return 'granted';
@@ -235,6 +245,11 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
       expect(events.filter((event) => event.type === 'call.event' && event.name === 'media_error')).toEqual([
         expect.objectContaining({ errorName: 'NotAllowedError', class: 'permission_denied', kind: 'video' }),
       ]);
+      // The collector's detectors found it on the device: the trigger, after the pre-roll.
+      expect(events.filter((event) => event.type === 'trigger')).toEqual([
+        expect.objectContaining({ name: 'webrtc:media_permission_denied' }),
+      ]);
+      expect(events[0]).toMatchObject({ type: 'rrweb', data: { type: 4 } });
       // The server's detectors agree: a session finding, on the first page of its issues.
       await until(
         async () =>

@@ -501,6 +501,8 @@ export function createCollector(options: CollectorOptions): Collector {
       class: classifyMediaError(name),
       kind: screen ? 'screen' : constraints?.video ? 'video' : constraints?.audio ? 'audio' : undefined,
     });
+    // No connection may be polled yet: a tick now releases its finding (a recording trigger).
+    void tick();
   }
 
   /** The counts last reported: an app's own `enumerateDevices()` reports only a change. */
