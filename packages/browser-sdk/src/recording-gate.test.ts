@@ -69,6 +69,17 @@ describe('recording gate', () => {
     expect(conditional.state(START + 38_000)).toBe('recording');
   });
 
+  it('keeps the lifecycle events of the segments a conditional session lets go, not their replay or samples', () => {
+    const { gate: conditional, written } = gate({ mode: 'conditional', triggers: ['webrtc:one_way_media'] });
+    conditional.push({ t: START, type: 'call.event', name: 'pc_created', pc: 'pc_1' });
+    conditional.push({ t: START + 500, type: 'call.sample', pc: 'pc_1' });
+    feed(conditional.push, 1, 35);
+    conditional.fire('webrtc:one_way_media', START + 35_000);
+    expect(written.slice(0, 2).map((event) => event.type)).toEqual(['call.event', 'rrweb']);
+    expect(written[1]).toEqual(rrweb(START + 20_000, true));
+    expect(written.some((event) => event.type === 'call.sample')).toBe(false);
+  });
+
   it('fires on errors and on `track()` names', () => {
     const onError = gate({ mode: 'conditional', triggers: ['error'] });
     feed(onError.gate.push, 0, 3);

@@ -53,7 +53,9 @@ function startsSegment(event: WireEvent): boolean {
  *
  * - `always`: everything is written at once.
  * - `conditional`: everything is held until a trigger in `triggers` fires; the pre-roll, then a
- *   `trigger` event are written, and from then on the session is recorded as `always`.
+ *   `trigger` event are written, and from then on the session is recorded as `always`. Of the
+ *   segments let go before, the events other than replay and call samples are kept (a call's
+ *   `pc_created`, errors, custom events) and written first.
  * - Monitor mode (after `monitorModeAfterMinutes`): replay events (`rrweb`) are held, everything
  *   else is written. A trigger in `monitorTriggers` writes a `gap` (`reason: "monitor"`) for what
  *   was let go, the pre-roll and a `trigger` event, and records `postRollSec` more before holding
@@ -81,6 +83,12 @@ export function createRecordingGate(options: RecordingGateOptions): RecordingGat
   /** Held checkout segments, oldest first: at most the previous and the current. */
   let segments: WireEvent[][] = [[]];
   let held = 0;
+  /**
+   * What a conditional session keeps of the segments it lets go: everything but replay and call
+   * samples (call lifecycle, errors, custom events, navigation are few, and a call cannot be
+   * understood without its `pc_created`), at most a quarter of `maxHeldEvents`.
+   */
+  let kept: WireEvent[] = [];
   /** What monitor mode let go and has not declared yet. */
   let gapFrom: number | undefined;
   let gapTo = 0;
@@ -91,6 +99,10 @@ export function createRecordingGate(options: RecordingGateOptions): RecordingGat
   const dropOldest = () => {
     const dropped = segments.shift() ?? [];
     held -= dropped.length;
+    if (!triggered) {
+      kept.push(...dropped.filter((event) => event.type !== 'rrweb' && event.type !== 'call.sample'));
+      kept = kept.slice(-Math.floor(maxHeld / 4));
+    }
     const first = dropped[0];
     // Only monitor mode declares what it let go: a conditional session starts at its pre-roll.
     if (first !== undefined && triggered) {
@@ -118,8 +130,9 @@ export function createRecordingGate(options: RecordingGateOptions): RecordingGat
       options.write({ t: gapFrom, type: 'gap', fromT: gapFrom, toT: gapTo, reason: 'monitor' });
       gapFrom = undefined;
     }
-    for (const segment of segments) for (const event of segment) options.write(event);
+    for (const segment of [kept, ...segments]) for (const event of segment) options.write(event);
     segments = [[]];
+    kept = [];
     held = 0;
     options.write({ t, type: 'trigger', name });
   };
