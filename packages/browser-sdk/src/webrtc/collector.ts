@@ -105,16 +105,11 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
  * ```
  */
 export function createId(prefix: 'pc' | 'ses', now = Date.now()): string {
-  let time = '';
-  for (
-    let index = 0, value = Math.max(0, Math.floor(now));
-    index < 10;
-    index += 1, value = Math.floor(value / 32)
-  )
-    time = CROCKFORD[value % 32] + time;
-  let random = '';
-  for (const byte of crypto.getRandomValues(new Uint8Array(16))) random += CROCKFORD[byte % 32];
-  return `${prefix}_${time}${random}`;
+  let id = `${prefix}_`;
+  for (let power = 9; power >= 0; power -= 1)
+    id += CROCKFORD[Math.floor(Math.max(0, now) / 32 ** power) % 32];
+  for (const byte of crypto.getRandomValues(new Uint8Array(16))) id += CROCKFORD[byte % 32];
+  return id;
 }
 
 /** PROTOCOL.md §3's table (the SDK cannot load `@svc/protocol` at run time; a test compares them). */
@@ -253,8 +248,8 @@ export function createCollector(options: CollectorOptions): Collector {
         (track.lossPct ?? 0) > thresholds.lossPct ||
         (track.rttMs ?? 0) > thresholds.rttMs ||
         (track.concealmentPct ?? 0) > thresholds.concealmentPct ||
-        !!track.freezes ||
-        !!track.stalled,
+        track.freezes ||
+        track.stalled,
     );
   }
 
@@ -358,7 +353,8 @@ export function createCollector(options: CollectorOptions): Collector {
     try {
       const snapshot = toSnapshot(await tracked.pc.getStats(), Date.now());
       watchTracks(tracked, snapshot.stats);
-      const window = statsWindow(tracked.previous, snapshot);
+      const before = tracked.previous;
+      const window = statsWindow(before, snapshot);
       tracked.previous = snapshot;
       if (window.windowMs === 0) {
         tracked.lastEmitted = snapshot;
@@ -383,9 +379,22 @@ export function createCollector(options: CollectorOptions): Collector {
         score: second.score,
       });
       if (now.lifecycleEventsOnly) return;
-      // A problem: this second at once, then full resolution until it clears. Else a sample
-      // over the whole interval since the last one (the first poll set lastEmitted).
-      tracked.hot = crossing && (crossed.length > 0 || (tracked.hot && hot(window)));
+      // A metric over a detector threshold: full resolution from its first second until it
+      // clears, after the quiet interval not sent yet, so the server sees the problem's whole run
+      // and judges it as the device does (PROTOCOL.md §2). Else a sample over the whole interval
+      // since the last one (the first poll set lastEmitted).
+      const wasHot = tracked.hot;
+      tracked.hot = crossing && (crossed.length > 0 || hot(window));
+      // (After the first poll both snapshots exist; the same one when nothing is waiting.)
+      const quiet = tracked.lastEmitted as StatsSnapshot;
+      if (tracked.hot && !wasHot && !now.thresholdCrossingsOnly && before !== quiet)
+        options.emit(
+          sampleOf(
+            tracked,
+            statsWindow(quiet, before as StatsSnapshot),
+            before?.takenAt as number,
+          ) as unknown as WireEvent,
+        );
       const sample = tracked.hot
         ? { ...second, cross: crossed.length > 0 ? crossed : undefined }
         : !now.thresholdCrossingsOnly &&
@@ -394,7 +403,8 @@ export function createCollector(options: CollectorOptions): Collector {
           ? sampleOf(tracked, statsWindow(tracked.lastEmitted, snapshot), snapshot.takenAt)
           : undefined;
       if (sample !== undefined) {
-        options.emit(defined(sample) as unknown as WireEvent);
+        // Fields left undefined (`cross` of a quiet sample) do not reach the wire: JSON drops them.
+        options.emit(sample as unknown as WireEvent);
         tracked.lastEmitted = snapshot;
       }
     } catch {
