@@ -15,8 +15,11 @@ export interface Call {
   readonly connected: Promise<boolean>;
   /** The `icecandidateerror` codes either peer reported (701: a STUN/TURN server did not answer). */
   readonly iceErrors: number[];
-  /** Stops sending the caller's video for `ms` (`sender.replaceTrack(null)`), then resumes it. */
-  pauseCallerVideo(ms: number): Promise<void>;
+  /**
+   * Stops sending the caller's media of `kinds` for `ms` (`sender.replaceTrack(null)`: the track
+   * stays live, nothing is sent), then resumes it: one-way media.
+   */
+  pauseCaller(ms: number, kinds?: ReadonlyArray<'audio' | 'video'>): Promise<void>;
   /** Closes both peers and stops the camera and microphone. */
   hangUp(): void;
 }
@@ -81,13 +84,18 @@ export async function startCall(options: CallOptions = {}): Promise<Call> {
     callee,
     connected,
     iceErrors,
-    async pauseCallerVideo(ms) {
-      const sender = caller.getSenders().find((each) => each.track?.kind === 'video');
-      if (sender === undefined) throw new Error('the caller sends no video');
-      const track = sender.track;
-      await sender.replaceTrack(null);
+    async pauseCaller(ms, kinds = ['audio', 'video']) {
+      const paused = caller
+        .getSenders()
+        .flatMap((sender) =>
+          sender.track !== null && kinds.includes(sender.track.kind as 'audio' | 'video')
+            ? [{ sender, track: sender.track }]
+            : [],
+        );
+      if (paused.length === 0) throw new Error(`the caller sends no ${kinds.join(' or ')}`);
+      await Promise.all(paused.map(({ sender }) => sender.replaceTrack(null)));
       await new Promise((resolve) => setTimeout(resolve, ms));
-      await sender.replaceTrack(track);
+      await Promise.all(paused.map(({ sender, track }) => sender.replaceTrack(track)));
     },
     hangUp() {
       caller.close();

@@ -1,6 +1,7 @@
 /**
  * The example page: the browser SDK with its WebRTC collector on, pointed at the local server,
- * and a two-peer call with buttons to start it, stop the caller's video for 8 s and hang up.
+ * and a two-peer call with buttons to start it, stop the caller's media for 8 s (one-way media)
+ * and hang up.
  * `serve.ts` bundles this file and injects `window.videoCallConfig`.
  */
 import { type Client, type InitOptions, init } from '@svc/browser-sdk';
@@ -21,7 +22,7 @@ declare global {
     videoCall: {
       sdk: Client;
       start(options?: CallOptions): Promise<boolean>;
-      pauseCallerVideo(ms: number): Promise<void>;
+      pauseCaller(ms: number, kinds?: ReadonlyArray<'audio' | 'video'>): Promise<void>;
       /** The ICE candidate error codes of the call so far. */
       iceErrors(): number[];
       hangUp(): Promise<void>;
@@ -70,9 +71,9 @@ window.videoCall = {
     show(connected ? 'connected' : `could not connect (ICE errors: ${call.iceErrors.join(', ') || 'none'})`);
     return connected;
   },
-  async pauseCallerVideo(ms) {
-    show(`caller video stopped for ${ms / 1000} s`);
-    await call?.pauseCallerVideo(ms);
+  async pauseCaller(ms, kinds) {
+    show(`the caller sends nothing for ${ms / 1000} s`);
+    await call?.pauseCaller(ms, kinds);
     show('connected');
   },
   iceErrors: () => [...(call?.iceErrors ?? [])],
@@ -87,5 +88,5 @@ window.videoCall = {
 const on = (selector: string, action: () => Promise<unknown>) =>
   document.querySelector(selector)?.addEventListener('click', () => void action().catch(() => {}));
 on('#start', () => window.videoCall.start());
-on('#pause', () => window.videoCall.pauseCallerVideo(8_000));
+on('#pause', () => window.videoCall.pauseCaller(8_000));
 on('#hangup', () => window.videoCall.hangUp());

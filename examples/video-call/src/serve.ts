@@ -51,7 +51,7 @@ export async function startCallPage(options: CallPageOptions): Promise<CallPage>
 <html lang="en"><meta charset="utf-8"><title>Video call: svc example</title>
 <style>body{font:16px system-ui;margin:2rem}video{width:320px;background:#111;margin-right:1rem}</style>
 <h1>Video call</h1>
-<p><button id="start">Start call</button> <button id="pause">Stop caller video for 8 s</button> <button id="hangup">Hang up</button> <output id="status">idle</output></p>
+<p><button id="start">Start call</button> <button id="pause">Caller sends nothing for 8 s</button> <button id="hangup">Hang up</button> <output id="status">idle</output></p>
 <video id="local" autoplay muted playsinline></video><video id="remote" autoplay muted playsinline></video>
 <script>window.videoCallConfig = ${escapeJson(config)};</script>
 <script type="module" src="/assets/page.js"></script>

@@ -255,7 +255,7 @@ describe('real calls in headless Chromium, end to end', () => {
       call: { audio: false },
       during: async (page) => {
         await wait(page, 2_000);
-        await page.evaluate(() => window.videoCall.pauseCallerVideo(8_000));
+        await page.evaluate(() => window.videoCall.pauseCaller(8_000, ['video']));
         await wait(page, 1_000);
       },
     });
@@ -388,7 +388,7 @@ describe('real calls in headless Chromium, end to end', () => {
             headers: { authorization: `Bearer ${token}` },
           })
         ).status;
-        await page.evaluate(() => window.videoCall.pauseCallerVideo(8_000));
+        await page.evaluate(() => window.videoCall.pauseCaller(8_000, ['video']));
         await wait(page, 1_000);
       },
     });
