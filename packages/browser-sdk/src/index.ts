@@ -260,6 +260,9 @@ export function init(options: InitOptions): Client {
   const local = page?.localStorage;
   const tab = page?.sessionStorage;
   const startedAt = Date.now();
+  // The page as init saw it: the app may navigate (pushState) before the options are settled.
+  const startUrl = page?.location.href ?? 'about:blank';
+  const startReferrer = typeof document === 'undefined' ? '' : document.referrer;
   const session = remember(tab, SESSION_KEY) ?? {
     id: createId('ses'),
     seq: 0,
@@ -329,11 +332,11 @@ export function init(options: InitOptions): Client {
     const { recording, privacy } = await resolved;
     const strict = privacy.mode === 'strict';
     const userAgent = typeof navigator === 'undefined' ? '' : navigator.userAgent.slice(0, 1024);
-    const referrer = scrubUrl(typeof document === 'undefined' ? '' : document.referrer, strict);
+    const referrer = scrubUrl(startReferrer, strict);
     const meta = {
       sdk: { name: '@svc/browser-sdk', version: SDK_VERSION },
       startedAt: session.start ?? startedAt,
-      url: scrubUrl(page?.location.href ?? 'about:blank', strict) || 'about:blank',
+      url: scrubUrl(startUrl, strict) || 'about:blank',
       ...(referrer === '' ? {} : { referrer }),
       userAgent,
       ...browserFacts(userAgent),
