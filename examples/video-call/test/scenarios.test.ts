@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ReceivedDelivery, startNodeReceiver, type WebhookReceiver } from '@example/webhook-receiver';
 import { type RunningServer, startServer } from '@svc/api/src/server.ts';
+import { CHROMIUM, CHROMIUM_ARGS, GRANT_MEDIA } from '@svc-dev/chromium';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CallOptions } from '../src/config.ts';
@@ -27,20 +28,6 @@ import {
 type Json = any;
 /** The page's globals inside `page.evaluate` (src/page.ts declares them for the page). */
 declare const window: Json;
-
-const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--use-fake-device-for-media-stream',
-  '--allow-loopback-in-peer-connection',
-];
 
 let directory: string;
 let api: RunningServer;
@@ -108,7 +95,7 @@ beforeAll(async () => {
   });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: [...CHROMIUM_ARGS, '--use-fake-ui-for-media-stream'],
+    args: [...CHROMIUM_ARGS, GRANT_MEDIA],
   });
 }, 120_000);
 
@@ -223,7 +210,7 @@ describe('real calls in headless Chromium, end to end', () => {
   }, 60_000);
 
   it('camera permission denied (a browser without the fake-ui flag): webrtc_media_permission_denied', async () => {
-    const denying = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const denying = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
     try {
       const outcome = await runCall({ in: denying });
       expect(outcome.connected).toBe('NotAllowedError');

@@ -10,26 +10,11 @@
 
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { CHROMIUM, CHROMIUM_ARGS, GRANT_MEDIA } from '@svc-dev/chromium';
 import { build } from 'esbuild';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
-/** Where apt puts Chromium (`apt-get install chromium`; `.ci/run` installs it). */
-export const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
-
-/** Chromium flags of every browser test and benchmark: headless, a fake camera and microphone, loopback peers. */
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--use-fake-device-for-media-stream',
-  '--use-fake-ui-for-media-stream',
-  '--allow-loopback-in-peer-connection',
-];
+export { CHROMIUM, CHROMIUM_ARGS } from '@svc-dev/chromium';
 
 export interface CollectorBrowser {
   browser: Browser;
@@ -83,7 +68,7 @@ export async function launchCollectorBrowser(): Promise<CollectorBrowser> {
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no address');
   const url = `http://127.0.0.1:${address.port}/`;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, GRANT_MEDIA] });
   return {
     browser,
     sdpChunk,

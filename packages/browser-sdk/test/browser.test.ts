@@ -1,3 +1,4 @@
+import { CHROMIUM_ARGS } from '@svc-dev/chromium';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CHROMIUM, type Harness, type Json, startHarness, until, withOptions } from './harness.ts';
@@ -175,10 +176,7 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
 
   it("reports the devices the app's own enumerateDevices() sees once permission is granted, and only a change", async () => {
     // No fake-ui flag: devices are hidden (one per kind, no ids) until permission is granted.
-    const bare = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--use-fake-device-for-media-stream'],
-    });
+    const bare = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
     try {
       const bareContext = await bare.newContext();
       const barePage = await bareContext.newPage();
@@ -212,10 +210,7 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
   }, 60_000);
 
   it('records a denied camera as media_error permission_denied (no fake-ui flag: a real denial), its on-device finding the trigger of a conditional recording', async () => {
-    const strict = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--use-fake-device-for-media-stream'],
-    });
+    const strict = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
     try {
       const denied = await (await strict.newContext()).newPage();
       await denied.goto(

@@ -1,13 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { RunningServer } from '@svc/api/src/server.ts';
+import { CHROMIUM, CHROMIUM_ARGS, GRANT_MEDIA } from '@svc-dev/chromium';
 import { build } from 'esbuild';
 import { type Browser, chromium } from 'playwright-core';
 import { expect } from 'vitest';
-import { CHROMIUM, CHROMIUM_ARGS } from '../bench/chromium.ts';
 import { credentialsOf, dataDirectory, startApi } from './api-server.ts';
 
-export { CHROMIUM } from '../bench/chromium.ts';
+export { CHROMIUM } from '@svc-dev/chromium';
 export { until } from './api-server.ts';
 
 // The SDK in headless Chromium against the real server (servers/api on its embedded store): the
@@ -84,7 +84,7 @@ export async function startHarness(): Promise<Harness> {
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
   const address = pages.address();
   if (address === null || typeof address === 'string') throw new Error('no address');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, GRANT_MEDIA] });
 
   const request = (method: string, path: string, body?: unknown) =>
     fetch(`${api.url}${path}`, {
