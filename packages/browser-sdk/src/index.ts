@@ -417,24 +417,31 @@ export function init(options: InitOptions): Client {
     );
   };
   const history = page?.history;
-  const historyMethods = { pushState: history?.pushState, replaceState: history?.replaceState };
+  /** Undoes what init attached to the page (listeners, history wrappers), for `shutdown`. */
+  const detach: Array<() => void> = [];
+  const listen = (target: EventTarget, type: string, listener: (event: never) => void) => {
+    target.addEventListener(type, listener as EventListener);
+    detach.push(() => target.removeEventListener(type, listener as EventListener));
+  };
   if (page !== undefined && history !== undefined) {
     if (options.captureErrors !== false) {
-      page.addEventListener('error', onError);
-      page.addEventListener('unhandledrejection', onRejection);
+      listen(page, 'error', onError);
+      listen(page, 'unhandledrejection', onRejection);
     }
-    page.addEventListener('pagehide', onExit);
-    page.addEventListener('online', onOnline);
-    page.addEventListener('popstate', onNavigation);
-    page.addEventListener('hashchange', onNavigation);
-    document.addEventListener('visibilitychange', onVisibility);
+    listen(page, 'pagehide', onExit);
+    listen(page, 'online', onOnline);
+    listen(page, 'popstate', onNavigation);
+    listen(page, 'hashchange', onNavigation);
+    listen(document, 'visibilitychange', onVisibility);
     for (const name of ['pushState', 'replaceState'] as const) {
-      const original = historyMethods[name];
-      if (original === undefined) continue;
+      const original = history[name];
       history[name] = function (this: History, ...args: Parameters<History['pushState']>) {
         original.apply(this, args);
         onNavigation();
       };
+      detach.push(() => {
+        history[name] = original;
+      });
     }
   }
   const timer = setInterval(
@@ -551,19 +558,7 @@ export function init(options: InitOptions): Client {
       (await collector)?.stop();
       await client.flush();
       transport?.stop();
-      if (page !== undefined && history !== undefined) {
-        page.removeEventListener('error', onError);
-        page.removeEventListener('unhandledrejection', onRejection);
-        page.removeEventListener('pagehide', onExit);
-        page.removeEventListener('online', onOnline);
-        page.removeEventListener('popstate', onNavigation);
-        page.removeEventListener('hashchange', onNavigation);
-        document.removeEventListener('visibilitychange', onVisibility);
-        for (const name of ['pushState', 'replaceState'] as const) {
-          const original = historyMethods[name];
-          if (original !== undefined) history[name] = original;
-        }
-      }
+      for (const undo of detach.splice(0)) undo();
       if (current === client) current = undefined;
     },
   };

@@ -156,6 +156,33 @@ describe('navigation and web vitals', () => {
   });
 });
 
+describe('shutdown', () => {
+  it('gives the page back: the native history methods, no more listeners or events', async () => {
+    await page.goto(harness.pageUrl);
+    const restored = await page.evaluate(async () => {
+      const wrapped = history.pushState !== History.prototype.pushState;
+      await (window as Json).sdk.shutdown();
+      return {
+        wrapped,
+        native:
+          history.pushState === History.prototype.pushState &&
+          history.replaceState === History.prototype.replaceState,
+      };
+    });
+    expect(restored).toEqual({ wrapped: true, native: true });
+    const sessionId = await sessionIdOf(page);
+    await page.evaluate(() => {
+      history.pushState({}, '', '/after-shutdown');
+      setTimeout(() => {
+        throw new Error('after shutdown');
+      }, 0);
+    });
+    await page.waitForTimeout(1_500);
+    const { events } = await harness.stored(sessionId);
+    expect(events.some((event) => event.type === 'nav' || event.type === 'error')).toBe(false);
+  });
+});
+
 describe('recorder detail (the governor)', () => {
   it('records less as the level drops, and declares the time paused in survival as a gap', async () => {
     await page.goto(withOptions(harness.pageUrl, { recording: { enabled: false } }));
