@@ -3,7 +3,7 @@
  * a download.
  */
 
-/** Where apt puts Chromium (`apt-get install chromium`; `.ci/run` installs it), or `SVC_CHROMIUM`. */
+/** Where apt puts Chromium (`pnpm test:setup` installs it, as `pnpm test` does first), or `SVC_CHROMIUM`. */
 export const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
 
 /**

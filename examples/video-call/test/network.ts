@@ -82,7 +82,7 @@ export async function startTurn(): Promise<Turn> {
     const timer = setTimeout(() => reject(new Error(`coturn did not start:\n${output}`)), 10_000);
     child.once('error', (error) => {
       clearTimeout(timer);
-      reject(new Error(`coturn could not run (apt-get install coturn): ${error.message}`));
+      reject(new Error(`coturn could not run (pnpm test:setup installs it): ${error.message}`));
     });
     child.stdout?.on('data', (data: Buffer) => {
       output += data.toString();
