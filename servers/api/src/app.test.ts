@@ -244,11 +244,14 @@ describe('request logs', () => {
       lines.length = 0;
       await test.app.inject('/healthz');
       await test.app.inject('/share/shr_secret-token-value/chunks/0?x=1');
+      // The router ignores doubled and trailing slashes: the log must too.
+      await test.app.inject('//share//shr_secret-token-value/');
       await test.app.inject({ url: '/v1/projects/current', headers: test.first.headers });
       const requests = lines.filter((line) => line.msg !== undefined && line.reqId !== undefined);
       expect(requests.map((line) => [line.msg, line.method, line.url, line.statusCode])).toEqual([
         ['request completed', 'GET', '/healthz', 200],
         ['request completed', 'GET', '/share/[token]/chunks/0?x=1', 404],
+        ['request completed', 'GET', '/share/[token]/', 404],
         ['request completed', 'GET', '/v1/projects/current', 200],
       ]);
       for (const line of requests) expect(line.responseTime).toBeTypeOf('number');

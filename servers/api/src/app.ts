@@ -16,6 +16,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { ApiError } from './errors.ts';
 import { authenticationPlugin } from './plugins/authentication.ts';
+import { acceptJsonBodies } from './plugins/json-bodies.ts';
 import { projectKeysPlugin } from './plugins/project-keys.ts';
 import { type Services, servicesPlugin } from './plugins/services.ts';
 import callRoutes from './routes/calls/index.ts';
@@ -41,7 +42,7 @@ export default async function app(fastify: FastifyInstance, services: Services) 
     openapi: {
       info: {
         title: 'svc: session replay and call quality',
-        version: '0.1.0',
+        version: '0.2.0',
         description:
           'REST API of the reference server. Errors are { error, code }; lists are { items, nextCursor? }.',
       },
@@ -56,6 +57,7 @@ export default async function app(fastify: FastifyInstance, services: Services) 
   await fastify.register(authenticationPlugin);
   await fastify.register(projectKeysPlugin);
 
+  acceptJsonBodies(fastify);
   fastify.setErrorHandler(handleError);
   fastify.setNotFoundHandler((request, reply) => {
     reply
@@ -116,7 +118,7 @@ class RequestLogController extends LogController {
  * ```
  */
 export function redactUrl(url: string): string {
-  return url.replace(/^\/share\/[^/?#]+/, '/share/[token]');
+  return url.replace(/^\/+share\/+[^/?#]+/, '/share/[token]');
 }
 
 /** Every error becomes `{ error, code }`; 5xx messages are masked (the log keeps the detail). */
@@ -167,6 +169,8 @@ export async function buildApp(
     bodyLimit: 1024 * 1024,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,
+    // `/v1/calls/` and `//v1/calls` are `/v1/calls`, as clients that join URLs expect.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     // The router's own errors (a malformed URL, a path parameter over maxParamLength) answer in
     // the API's error shape too, without echoing the input.
     frameworkErrors: (error, _request, reply) => {
