@@ -29,6 +29,7 @@ function measure(run: () => unknown): number {
 }
 
 const recorded = await readFile(require.resolve('@svc/protocol/fixtures/valid/Chunk/call.json'));
+const recording = await readFile(require.resolve('@svc/protocol/fixtures/valid/Chunk/recording-seq-0.json'));
 // A chunk of a 4-track call as the SDK uploads it while a problem lasts: 1 s samples, 60 of them.
 const { items } = callTimeline({ start: 1763700000000, samples: 60, windowMs: 1000 });
 const generated = chunkBytes({
@@ -43,6 +44,7 @@ console.log('Privacy re-check of call data on chunks our SDK sends (nothing to r
 for (const [label, bytes] of [
   ['recorded Chromium calls (fixtures/valid/Chunk/call.json)', recorded],
   ['one 4-track call, 60 samples of 1 s', generated],
+  ['a recording chunk without call items (fixtures/valid/Chunk/recording-seq-0.json)', recording],
 ] as const) {
   const text = bytes.toString('utf8');
   const value = JSON.parse(text) as { events: unknown[] };
