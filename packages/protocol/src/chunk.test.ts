@@ -28,14 +28,20 @@ const nav = { t, type: 'nav', url: 'https://app.example.com/' };
 
 describe('parseChunk', () => {
   it('returns the chunk and an empty skipped list for known events', () => {
-    const result = parseChunk(chunk([nav]));
-    expect(result).toEqual({ success: true, chunk: chunk([nav]), skipped: [] });
+    const input = chunk([nav]);
+    const result = parseChunk(input);
+    expect(result).toEqual({ success: true, chunk: chunk([nav]), skipped: [], dropped: [], input });
+    // Nothing dropped: the input itself, not a copy.
+    expect(result.success && result.input).toBe(input);
   });
 
   it('skips events of unknown types and reports their original index and type', () => {
-    const result = parseChunk(
-      chunk([{ t, type: 'network.request', url: 'x' }, nav, { t: t + 1, type: 'future', payload: null }]),
-    );
+    const input = chunk([
+      { t, type: 'network.request', url: 'x' },
+      nav,
+      { t: t + 1, type: 'future', payload: null },
+    ]);
+    const result = parseChunk(input);
     expect(result).toEqual({
       success: true,
       chunk: chunk([nav]),
@@ -43,6 +49,8 @@ describe('parseChunk', () => {
         { index: 0, type: 'network.request' },
         { index: 2, type: 'future' },
       ],
+      dropped: [],
+      input,
     });
   });
 
@@ -98,6 +106,32 @@ describe('parseChunk', () => {
     const tolerant = parseChunk(chunk([{ ...nav, title: 'Home' }], { meta: { ...meta, locale: 'en' } }));
     expect(tolerant.success && tolerant.chunk.events[0]).toEqual(nav);
     expect(tolerant.success && tolerant.chunk.meta).toEqual(meta);
+  });
+
+  it('drops an empty or malformed optional meta field, keeps the chunk and reports the field', () => {
+    const sent = chunk([nav], {
+      meta: { ...meta, os: { name: 'Linux', version: '' }, release: 42, locale: 'en' },
+    });
+    const result = parseChunk(sent);
+    if (!result.success) throw new Error(result.error.message);
+    expect(result.dropped).toEqual([
+      { path: 'meta.os.version', reason: 'empty', message: expect.stringMatching(/>=1 characters/) },
+      { path: 'meta.release', reason: 'invalid', message: expect.stringMatching(/expected string/) },
+    ]);
+    expect(result.chunk.meta?.os).toEqual({ name: 'Linux' });
+    expect(result.chunk.meta).not.toHaveProperty('release');
+    // `input` is a copy without the dropped fields; unknown fields are kept, the argument is untouched.
+    expect(result.input.meta).toEqual({ ...meta, os: { name: 'Linux' }, locale: 'en' });
+    expect(sent.meta).toMatchObject({ os: { name: 'Linux', version: '' }, release: 42 });
+  });
+
+  it('keeps the strict checks of required meta fields, whatever optional fields it drops', () => {
+    const result = parseChunk(
+      chunk([nav], { meta: { ...meta, os: { name: '', version: '' }, referrer: null } }),
+    );
+    expect(!result.success && result.error.issues).toEqual([
+      expect.objectContaining({ code: 'too_small', path: ['meta', 'os', 'name'] }),
+    ]);
   });
 
   it('keeps events in the order sent, even when out of order by t', () => {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { idSchema } from './ids.ts';
 import { withJsonSchemaKeywords } from './json-schema-keywords.ts';
 import { PROTOCOL_LIMITS } from './limits.ts';
+import { type DroppedField, repairSessionMeta } from './repair-session-meta.ts';
 import { timestampSchema } from './scalars.ts';
 import {
   isCallEventName,
@@ -53,8 +54,9 @@ const wireChunkSchema = withJsonSchemaKeywords(
 /**
  * One chunk: the body of `POST /v1/ingest` (PROTOCOL.md §1). The input is the wire format (events
  * of unknown types are tolerated); the output drops those events, so `Chunk['events']` holds
- * only {@link SessionEvent}s. Use {@link parseChunk} on the server: it reports what it dropped
- * and never throws.
+ * only {@link SessionEvent}s. This schema is the contract a sender must meet (`meta` included);
+ * use {@link parseChunk} on the server: it also reads the optional `meta` fields tolerantly,
+ * reports what it skipped and dropped, and never throws.
  *
  * @example
  * ```ts
@@ -135,16 +137,20 @@ export interface ChunkError {
 }
 
 /**
- * The result of {@link parseChunk}.
+ * The result of {@link parseChunk}. On success: the parsed `chunk`, the `skipped` events of
+ * unknown types, the optional `meta` fields `dropped` because they were empty or malformed, and
+ * `input`, the chunk as read: the value passed in when nothing was dropped, else a copy without
+ * the dropped fields (everything else, unknown fields and events included, as sent). A server
+ * stores `input`.
  *
  * @example
  * ```ts
  * const result: ParseChunkResult = parseChunk(body);
- * if (result.success) store(result.chunk);
+ * if (result.success) store(result.dropped.length === 0 ? bytes : JSON.stringify(result.input));
  * ```
  */
 export type ParseChunkResult =
-  | { success: true; chunk: Chunk; skipped: SkippedEvent[] }
+  | { success: true; chunk: Chunk; skipped: SkippedEvent[]; dropped: DroppedField[]; input: ChunkInput }
   | { success: false; error: ChunkError };
 
 /**
@@ -227,12 +233,30 @@ function explainIssues(issues: readonly z.core.$ZodIssue[], input: unknown): Pro
   });
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The input with its `meta` read tolerantly (see {@link repairSessionMeta}). */
+function repairInput(input: unknown): { input: unknown; dropped: DroppedField[] } {
+  if (!isRecord(input) || !isRecord(input.meta)) return { input, dropped: [] };
+  const { meta, dropped } = repairSessionMeta(input.meta);
+  return dropped.length === 0 ? { input, dropped } : { input: { ...input, meta }, dropped };
+}
+
 /**
- * Parses an inflated ingest body. Never throws for bad input: returns
- * `{ success: true, chunk, skipped }` where `skipped` lists the events of unknown types removed
- * from `chunk.events` (`{ index, type }`, index into the original array), or
- * `{ success: false, error: { message, issues } }`. An event of a known type with bad fields
- * fails the whole chunk. Events are not re-ordered and out-of-order `t` is not an error:
+ * Parses an inflated ingest body as a tolerant reader. Never throws for bad input: returns
+ * `{ success: true, chunk, skipped, dropped, input }` or
+ * `{ success: false, error: { message, issues } }`.
+ *
+ * - `skipped` lists the events of unknown types (and `call.event`s of unknown names) removed
+ *   from `chunk.events` (`{ index, type, name? }`, index into the original array).
+ * - `dropped` lists the optional `meta` fields ({@link OPTIONAL_META_FIELDS}) that were empty or
+ *   malformed and were removed instead of failing the chunk (`{ path: 'meta.os.version',
+ *   reason, message }`); `input` is the chunk without them, what a server stores.
+ *
+ * Everything else is strict: a required `meta` field or an event of a known type with bad
+ * fields fails the whole chunk. Events are not re-ordered and out-of-order `t` is not an error:
  * consumers sort stably by `t` when they need order.
  *
  * @example
@@ -242,10 +266,12 @@ function explainIssues(issues: readonly z.core.$ZodIssue[], input: unknown): Pro
  * const result = parseChunk(JSON.parse(inflated));
  * if (!result.success) return reply.code(400).send({ error: result.error.message, code: 'invalid' });
  * for (const { index, type } of result.skipped) log.info({ index, type }, 'skipped an unknown event type');
+ * for (const { path, reason } of result.dropped) log.info({ path, reason }, 'dropped an optional meta field');
  * await store(result.chunk);
  * ```
  */
-export function parseChunk(input: unknown): ParseChunkResult {
+export function parseChunk(received: unknown): ParseChunkResult {
+  const { input, dropped } = repairInput(received);
   const result = wireChunkSchema.safeParse(input);
   if (!result.success) {
     const issues = explainIssues(result.error.issues, input);
@@ -269,5 +295,5 @@ export function parseChunk(input: unknown): ParseChunkResult {
     const { type, name } = event as { type: string; name?: unknown };
     skipped.push(type === 'call.event' && typeof name === 'string' ? { index, type, name } : { index, type });
   });
-  return { success: true, chunk: { ...result.data, events }, skipped };
+  return { success: true, chunk: { ...result.data, events }, skipped, dropped, input: input as ChunkInput };
 }

@@ -111,6 +111,13 @@ export { ID_PREFIXES, type IdPrefix, idSchema, isId, ULID_PATTERN } from './ids.
 export { createProtocolJsonSchema, PROTOCOL_JSON_SCHEMA_ID } from './json-schema.ts';
 export { PROTOCOL_LIMITS, type ProtocolLimits } from './limits.ts';
 export {
+  type DroppedField,
+  OPTIONAL_META_FIELDS,
+  type OptionalMetaField,
+  type RepairedSessionMeta,
+  repairSessionMeta,
+} from './repair-session-meta.ts';
+export {
   countSchema,
   durationSchema,
   percentageSchema,

@@ -5,6 +5,12 @@ import { boundedText, timestampSchema } from './scalars.ts';
 const nameAndVersionSchema = z.object({ name: boundedText(), version: boundedText() });
 
 /**
+ * A browser or operating system: its `name` is required (`Unknown` when the SDK cannot tell), its
+ * `version` optional, since a user agent may carry none (Linux user agents name no OS version).
+ */
+const platformSchema = z.object({ name: boundedText(), version: boundedText().optional() });
+
+/**
  * An end user as the app identifies them: `id`, optional `email` and `name`. Used by
  * `SessionMeta.user` and the `identify` event.
  *
@@ -52,7 +58,9 @@ export type DeviceClass = z.infer<typeof deviceClassSchema>;
 /**
  * Session metadata (PROTOCOL.md §1), required on the chunk with `seq = 0`. `recording.mode` is
  * a short lowercase word (`always`, `conditional`, ...): the set of modes belongs to the SDK
- * options and may grow, so any such word is accepted.
+ * options and may grow, so any such word is accepted. The optional fields are those of
+ * {@link OPTIONAL_META_FIELDS}; this schema is what a sender must send, while `parseChunk` reads
+ * them tolerantly (an empty or malformed optional field is dropped, not fatal).
  *
  * @example
  * ```ts
@@ -77,8 +85,8 @@ export const sessionMetaSchema = z.object({
   url: boundedText(PROTOCOL_LIMITS.maxUrlLength),
   referrer: boundedText(PROTOCOL_LIMITS.maxUrlLength).optional(),
   userAgent: boundedText(PROTOCOL_LIMITS.maxUserAgentLength),
-  browser: nameAndVersionSchema,
-  os: nameAndVersionSchema,
+  browser: platformSchema,
+  os: platformSchema,
   device: deviceClassSchema,
   viewport: z.object({
     w: z.int().min(0).max(PROTOCOL_LIMITS.maxDimension),

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderCallChunk } from '../scripts/call-fixture.ts';
-import { parseChunk } from '../src/index.ts';
+import { OPTIONAL_META_FIELDS, parseChunk } from '../src/index.ts';
 import {
   jsonSchemaValidator,
   readCatalogue,
@@ -153,19 +153,87 @@ describe('invalid fixtures', () => {
 
 describe('tolerated fixtures', () => {
   const tolerated = readCatalogue('tolerated');
+  const conforming = tolerated.filter(({ dropped }) => dropped === undefined || dropped.length === 0);
+  const repaired = tolerated.filter(({ dropped }) => dropped !== undefined && dropped.length > 0);
 
-  it.each(tolerated)('$name passes the zod schema and the JSON Schema', ({ schema, value }) => {
+  it('is a catalogue of uniquely named cases, each with a reason, covering every optional meta field', () => {
+    expect(new Set(tolerated.map(({ name }) => name)).size).toBe(tolerated.length);
+    for (const entry of tolerated) expect(entry.reason.length).toBeGreaterThan(10);
+    const droppedPaths = new Set(repaired.flatMap(({ dropped = [] }) => dropped.map(({ path }) => path)));
+    expect([...droppedPaths].sort()).toEqual(OPTIONAL_META_FIELDS.map((field) => `meta.${field}`).sort());
+  });
+
+  it.each(conforming)('$name passes the zod schema and the JSON Schema', ({ schema, value }) => {
     expect(zodSchemaOf(schema).safeParse(value).error?.issues).toBeUndefined();
     const validate = jsonSchemaValidator(schema);
     expect(validate(value), JSON.stringify(validate.errors)).toBe(true);
   });
 
   it.each(tolerated.filter(({ schema }) => schema === 'Chunk'))(
-    '$name is accepted by parseChunk, reporting what it skipped',
-    ({ value, skipped }) => {
+    '$name is accepted by parseChunk, reporting what it skipped and dropped',
+    ({ value, skipped, dropped = [] }) => {
       const result = parseChunk(value);
       expect(result.success).toBe(true);
-      if (result.success) expect(result.skipped).toEqual(skipped);
+      if (!result.success) return;
+      expect(result.skipped).toEqual(skipped);
+      expect(result.dropped.map(({ path, reason }) => ({ path, reason }))).toEqual(dropped);
+      for (const field of result.dropped) expect(field.message.length).toBeGreaterThan(0);
+      if (dropped.length === 0) expect(result.input).toBe(value);
+    },
+  );
+
+  // A sender must not send these (the schemas refuse them, only at the dropped fields); the
+  // server reads them tolerantly, and what it keeps conforms.
+  it.each(repaired)(
+    '$name fails the strict schemas only at the fields parseChunk drops',
+    ({ schema, value, dropped = [] }) => {
+      const droppedPaths = dropped.map(({ path }) => path.split('.'));
+      const zodResult = zodSchemaOf(schema).safeParse(value);
+      expect(zodResult.success).toBe(false);
+      for (const issue of zodResult.error?.issues ?? [])
+        expect(
+          droppedPaths.some((path) => startsWith(issue.path, path)),
+          JSON.stringify(issue),
+        ).toBe(true);
+      const validate = jsonSchemaValidator(schema);
+      expect(validate(value)).toBe(false);
+      const pointers = droppedPaths.map(toJsonPointer);
+      for (const error of validate.errors ?? [])
+        expect(
+          pointers.some(
+            (pointer) => error.instancePath === pointer || error.instancePath.startsWith(`${pointer}/`),
+          ),
+          JSON.stringify(error),
+        ).toBe(true);
+    },
+  );
+
+  it.each(repaired)(
+    '$name is stored without the dropped fields, and that conforms',
+    ({ schema, value, dropped = [] }) => {
+      const before = JSON.stringify(value);
+      const result = parseChunk(value);
+      if (!result.success) throw new Error(result.error.message);
+      expect(JSON.stringify(value)).toBe(before);
+      expect(zodSchemaOf(schema).safeParse(result.input).error?.issues).toBeUndefined();
+      const validate = jsonSchemaValidator(schema);
+      expect(validate(result.input), JSON.stringify(validate.errors)).toBe(true);
+      for (const { path } of dropped) {
+        const [, ...keys] = path.split('.');
+        const last = keys.pop() as string;
+        const container = keys.reduce<unknown>(
+          (object, key) => (object as Record<string, unknown> | undefined)?.[key],
+          (result.input as { meta?: unknown }).meta,
+        );
+        expect(container === undefined || !Object.hasOwn(container as object, last)).toBe(true);
+      }
+      // Everything else is kept as sent.
+      const { meta: sentMeta, ...sentRest } = value as { meta: Record<string, unknown> };
+      const { meta: keptMeta, ...keptRest } = result.input as unknown as { meta: Record<string, unknown> };
+      expect(keptRest).toEqual(sentRest);
+      for (const key of Object.keys(sentMeta))
+        if (!dropped.some(({ path }) => path.startsWith(`meta.${key}`)))
+          expect(keptMeta[key]).toEqual(sentMeta[key]);
     },
   );
 });

@@ -52,6 +52,8 @@ export interface CatalogueEntry {
   path: Array<string | number>;
   value: unknown;
   skipped?: Array<{ index: number; type: string }>;
+  /** Tolerated chunks only: the optional meta fields `parseChunk` drops (none when absent). */
+  dropped?: Array<{ path: string; reason: string }>;
 }
 
 const fixtures = new URL('../fixtures/', import.meta.url);

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { constants, createDeflate, deflateSync } from 'node:zlib';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -129,4 +130,19 @@ export function deflateBomb(): Promise<Buffer> {
     write();
   });
   return bomb;
+}
+
+/**
+ * A pino logger option for `createTestApp` that keeps every JSON line the app writes in
+ * `lines` (level info and up).
+ */
+export function captureLogs() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { lines, logger: { level: 'info', stream } };
 }

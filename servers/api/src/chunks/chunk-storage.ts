@@ -39,10 +39,11 @@ export function chunkAssociatedData(projectId: string, sessionId: string, seq: n
 }
 
 /**
- * What is stored for a chunk: a zlib stream of the chunk's JSON bytes exactly as the client sent
- * them, sealed with the project's data key (AES-256-GCM) and bound to `(project, session, seq)`.
- * A `json+deflate` body is that stream already (`deflated`, verified to inflate to `json`), so it
- * is sealed as sent instead of being compressed a second time; a `json` body is deflated here.
+ * What is stored for a chunk: a zlib stream of the chunk's JSON bytes — exactly as the client sent
+ * them, or re-encoded without what ingest dropped or redacted — sealed with the project's data
+ * key (AES-256-GCM) and bound to `(project, session, seq)`. A `json+deflate` body kept as sent is
+ * that stream already (`deflated`, verified to inflate to `json`), so it is sealed as sent
+ * instead of being compressed a second time; other JSON is deflated here.
  */
 export async function sealChunk(
   dataKey: DataKey,
@@ -53,7 +54,7 @@ export async function sealChunk(
   return sealBlob(dataKey, compressed, chunkAssociatedData(place.projectId, place.sessionId, place.seq));
 }
 
-/** The chunk's JSON bytes, byte-identical to what the client sent. Throws on tampering. */
+/** The chunk's JSON bytes as stored (see {@link sealChunk}). Throws on tampering. */
 export async function openChunk(
   dataKey: DataKey,
   sealed: Uint8Array,

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { inflate, inflateSync } from 'node:zlib';
-import { type Chunk, PROTOCOL_LIMITS, parseChunk, type SkippedEvent } from '@svc/protocol';
+import { type Chunk, type DroppedField, PROTOCOL_LIMITS, parseChunk, type SkippedEvent } from '@svc/protocol';
+import { type Redaction, recheckCallPrivacy } from './call-privacy.ts';
 import type { IngestEncoding } from './request-body.ts';
 
 /** The result of {@link inflateBody}. */
@@ -57,19 +59,39 @@ function inflateFailure(error: Error, maxOutputLength: number): InflateResult {
   };
 }
 
-/** A chunk as received: its exact JSON bytes and the parsed chunk. */
+/** A chunk as received and as it is to be stored. */
 export interface DecodedChunk {
-  /** The chunk's JSON bytes exactly as the client sent them (inflated when it was deflated). */
+  /**
+   * The chunk's JSON bytes to store: exactly as the client sent them (inflated when it was
+   * deflated), unless ingest dropped optional meta fields or the privacy re-check removed
+   * something; then the chunk re-encoded (`JSON.stringify`) without them.
+   */
   json: Uint8Array;
-  /** The validated chunk, without events of unknown types. */
+  /** Whether `json` is the client's bytes as sent (nothing dropped or redacted). */
+  asSent: boolean;
+  /**
+   * SHA-256 of the chunk's JSON bytes exactly as sent: the same bytes sent again are a
+   * duplicate, whatever ingest removed from them (and however the project's privacy mode changed).
+   */
+  contentSha256: Uint8Array;
+  /** The validated chunk, as stored, without events of unknown types. */
   chunk: Chunk;
-  /** Events of unknown types that were dropped from `chunk.events` (still in `json`). */
+  /** Events of unknown types that were left out of `chunk.events` (still in `json`). */
   skipped: SkippedEvent[];
+  /** Optional meta fields dropped because they were empty or malformed (not in `json`). */
+  dropped: DroppedField[];
+  /** What the privacy re-check removed, by rule (not in `json`). */
+  redacted: Redaction[];
   encoding: IngestEncoding;
-  /** The body as sent when it was `json+deflate`: a zlib stream that inflates to `json`. */
+  /** The body as sent when it was `json+deflate` and `json` is as sent: a zlib stream that inflates to `json`. */
   deflated?: Uint8Array;
   /** Size of the body as sent. */
   receivedBytes: number;
+}
+
+/** How to decode: the project's privacy mode (`strict`: no SDP at all). */
+export interface DecodeOptions {
+  strictPrivacy: boolean;
 }
 
 /** The result of {@link decodeChunk}: a chunk, or the HTTP status and message to refuse it with. */
@@ -80,17 +102,24 @@ export type DecodeChunkResult =
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Turns an ingest body into a validated chunk: inflates it (`json+deflate`, bounded by
- * `PROTOCOL_LIMITS.maxInflatedBytes`), decodes strict UTF-8, parses JSON and validates it with
- * `@svc/protocol`'s `parseChunk`. Never throws for bad input.
+ * Turns an ingest body into a validated chunk fit to store: inflates it (`json+deflate`, bounded
+ * by `PROTOCOL_LIMITS.maxInflatedBytes`), decodes strict UTF-8, parses JSON, validates it with
+ * `@svc/protocol`'s `parseChunk` (which drops empty or malformed optional meta fields) and
+ * re-checks its call items against the privacy table ({@link recheckCallPrivacy}). The chunk is
+ * re-encoded only when something was dropped or removed; otherwise `json` is the bytes as sent.
+ * Never throws for bad input.
  *
  * @example
  * ```ts
- * const result = await decodeChunk(body, 'json+deflate');
+ * const result = await decodeChunk(body, 'json+deflate', { strictPrivacy: settings.privacy.mode === 'strict' });
  * if (!result.success) throw invalid(result.message, result.status);
  * ```
  */
-export async function decodeChunk(body: Uint8Array, encoding: IngestEncoding): Promise<DecodeChunkResult> {
+export async function decodeChunk(
+  body: Uint8Array,
+  encoding: IngestEncoding,
+  options: DecodeOptions,
+): Promise<DecodeChunkResult> {
   if (body.byteLength === 0)
     return { success: false, status: 400, message: 'The body is empty: send one chunk' };
   let json: Uint8Array = body;
@@ -136,15 +165,43 @@ export async function decodeChunk(body: Uint8Array, encoding: IngestEncoding): P
 
   const parsed = parseChunk(value);
   if (!parsed.success) return { success: false, status: 400, message: parsed.error.message };
+  const contentSha256 = createHash('sha256').update(json).digest();
+  const { input, dropped } = parsed;
+  const privacy = recheckCallPrivacy(input.events, { strict: options.strictPrivacy });
+  const common = {
+    contentSha256,
+    dropped,
+    redacted: privacy.redacted,
+    encoding,
+    receivedBytes: body.byteLength,
+  };
+  if (dropped.length === 0 && privacy.redacted.length === 0) {
+    return {
+      success: true,
+      decoded: {
+        ...common,
+        json,
+        asSent: true,
+        chunk: parsed.chunk,
+        skipped: parsed.skipped,
+        ...(encoding === 'json+deflate' ? { deflated: body } : {}),
+      },
+    };
+  }
+  const kept =
+    privacy.redacted.length === 0 ? input : { ...input, events: privacy.events as typeof input.events };
+  // What the privacy re-check changed is parsed again, so the indexed chunk (event positions
+  // included, when whole events went) is exactly the stored one.
+  const stored = privacy.redacted.length === 0 ? parsed : parseChunk(kept);
+  if (!stored.success) throw new Error(`The redacted chunk no longer validates: ${stored.error.message}`);
   return {
     success: true,
     decoded: {
-      json,
-      chunk: parsed.chunk,
-      skipped: parsed.skipped,
-      encoding,
-      ...(encoding === 'json+deflate' ? { deflated: body } : {}),
-      receivedBytes: body.byteLength,
+      ...common,
+      json: Buffer.from(JSON.stringify(kept)),
+      asSent: false,
+      chunk: stored.chunk,
+      skipped: stored.skipped,
     },
   };
 }

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { BlobStore } from '../blob-store/index.ts';
 import { chunkBlobKey, createChunkAttemptId, projectDataKey, sealChunk } from '../chunks/chunk-storage.ts';
@@ -7,6 +7,7 @@ import type { Project } from '../database/tables/projects.table.ts';
 import type { ChunkIndexWriter } from './chunk-index-writer.ts';
 import { summarizeChunk } from './chunk-summary.ts';
 import type { DecodedChunk } from './decode-chunk.ts';
+import type { IngestCounters } from './ingest-counters.ts';
 
 /** What {@link ingestChunk} needs from the process. */
 export interface IngestDependencies {
@@ -14,6 +15,8 @@ export interface IngestDependencies {
   masterKey: MasterKey;
   /** The process's group-commit writer of chunk index rows. */
   chunkIndex: ChunkIndexWriter;
+  /** What ingest dropped and redacted from the chunks it stored. */
+  counters: IngestCounters;
   log: FastifyBaseLogger;
 }
 
@@ -36,7 +39,8 @@ function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
 /**
  * Stores one validated chunk durably, then indexes it (PROTOCOL.md §1), in this order:
  *
- * 1. content hash = SHA-256 of the chunk's JSON bytes;
+ * 1. content hash = SHA-256 of the chunk's JSON bytes as sent (`decoded.contentSha256`; what is
+ *    stored may be those bytes without what ingest dropped or redacted);
  * 2. seal the chunk with the project's data key and `put` it under a key unique to this attempt
  *    (durable when it resolves), so a racing attempt can never overwrite the blob that wins;
  * 3. index it: the session upsert with its aggregates, the chunk row and its signal rows, in one
@@ -52,7 +56,7 @@ function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
  *
  * @example
  * ```ts
- * const outcome = await ingestChunk({ blobStore, masterKey, chunkIndex, log }, project, decoded);
+ * const outcome = await ingestChunk({ blobStore, masterKey, chunkIndex, counters, log }, project, decoded);
  * if (outcome.status === 'conflict') throw invalid(`seq ${outcome.seq} was already received with different content`, 409);
  * ```
  */
@@ -61,10 +65,9 @@ export async function ingestChunk(
   project: Pick<Project, 'id' | 'wrapped_data_key'>,
   decoded: DecodedChunk,
 ): Promise<IngestOutcome> {
-  const { blobStore, masterKey, chunkIndex, log } = dependencies;
-  const { chunk } = decoded;
+  const { blobStore, masterKey, chunkIndex, counters, log } = dependencies;
+  const { chunk, contentSha256 } = decoded;
   const place = { projectId: project.id, sessionId: chunk.sessionId, seq: chunk.seq };
-  const contentSha256 = createHash('sha256').update(decoded.json).digest();
 
   const sealed = await sealChunk(projectDataKey(masterKey, project), decoded, place);
   const blobKey = chunkBlobKey(project.id, chunk.sessionId, chunk.seq, createChunkAttemptId());
@@ -102,5 +105,19 @@ export async function ingestChunk(
       `skipped ${decoded.skipped.length} event(s) of unknown types`,
     );
   }
+  if (decoded.dropped.length > 0) {
+    log.info(
+      { sessionId: chunk.sessionId, seq: chunk.seq, dropped: decoded.dropped },
+      `dropped ${decoded.dropped.length} empty or malformed optional meta field(s)`,
+    );
+  }
+  if (decoded.redacted.length > 0) {
+    const removed = decoded.redacted.reduce((total, { count }) => total + count, 0);
+    log.warn(
+      { sessionId: chunk.sessionId, seq: chunk.seq, redacted: decoded.redacted },
+      `removed ${removed} value(s) of call data that the privacy rules forbid`,
+    );
+  }
+  counters.count(decoded.dropped, decoded.redacted);
   return { status: 'stored', seq: chunk.seq, callItemCount: summary.callItemCount };
 }

@@ -12,6 +12,7 @@ import {
   createChunkIndexWriter,
   SERVER_LINGER_MS,
 } from '../ingest/chunk-index-writer.ts';
+import { createIngestCounters, type IngestCounters } from '../ingest/ingest-counters.ts';
 import { releaseDeliveryLeases } from '../notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from '../notifications/delivery-worker.ts';
 import { createDestinationPolicy } from '../notifications/destination-policy.ts';
@@ -39,6 +40,8 @@ declare module 'fastify' {
     masterKey: MasterKey;
     /** Group commit of ingested chunks' index rows. */
     chunkIndex: ChunkIndexWriter;
+    /** What ingest dropped (optional meta fields) and redacted (privacy rules), counted. */
+    ingestCounters: IngestCounters;
     /** Call processing jobs (started in the background unless `configuration.callWorker` is off). */
     callWorker: CallWorker;
     /** Webhook deliveries (started in the background unless `configuration.deliveryWorker` is off). */
@@ -72,6 +75,8 @@ export const servicesPlugin = fastifyPlugin(
       flush: services.database.flush,
     });
     fastify.decorate('chunkIndex', chunkIndex);
+    const ingestCounters = createIngestCounters();
+    fastify.decorate('ingestCounters', ingestCounters);
     const deliveryWorker = createDeliveryWorker({
       database: services.database.database,
       masterKey: services.masterKey,
@@ -119,6 +124,12 @@ export const servicesPlugin = fastifyPlugin(
       const { batches, chunks } = chunkIndex.stats();
       if (batches > 0)
         fastify.log.info({ batches, chunks }, `indexed ${chunks} chunk(s) in ${batches} transaction(s)`);
+      const removed = ingestCounters.snapshot();
+      if (removed.chunksWithDroppedMeta > 0 || removed.chunksRedacted > 0)
+        fastify.log.info(
+          removed,
+          `ingest dropped optional meta fields from ${removed.chunksWithDroppedMeta} chunk(s) and redacted call data in ${removed.chunksRedacted}`,
+        );
     });
   },
   { name: 'services' },

@@ -5,6 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Project } from '../../database/tables/projects.table.ts';
 import { forbidden, invalid, unauthorized } from '../../errors.ts';
+import { MAX_REDACTED_PATHS, PRIVACY_RULES } from '../../ingest/call-privacy.ts';
 import { decodeChunk } from '../../ingest/decode-chunk.ts';
 import { ingestChunk } from '../../ingest/ingest-chunk.ts';
 import { createIngestRateLimiter, type IngestRateLimiter } from '../../ingest/rate-limiter.ts';
@@ -27,6 +28,32 @@ const ackSchema = z.object({
   seq: z.int(),
   /** `true` when this `(sessionId, seq)` was already stored with the same bytes: nothing changed. */
   duplicate: z.boolean(),
+  dropped: z
+    .array(
+      z.object({
+        path: z.string().describe('e.g. meta.os.version'),
+        reason: z.enum(['empty', 'invalid']),
+        message: z.string(),
+      }),
+    )
+    .optional()
+    .describe(
+      'Optional meta fields that were empty ("" or null) or malformed and were not stored (PROTOCOL.md §1); absent when none',
+    ),
+  redacted: z
+    .array(
+      z.object({
+        rule: z.enum(PRIVACY_RULES),
+        count: z.int().describe('values this rule removed from the chunk'),
+        paths: z
+          .array(z.string())
+          .describe(`where, e.g. events[4].errorText (the first ${MAX_REDACTED_PATHS})`),
+      }),
+    )
+    .optional()
+    .describe(
+      'Call data that the privacy rules forbid and that was removed before storing (PROTOCOL.md §3); absent when none',
+    ),
 });
 
 declare module 'fastify' {
@@ -126,7 +153,8 @@ async function checkHeaders(fastify: FastifyInstance, request: FastifyRequest, r
 
 /**
  * `POST /v1/ingest` (PROTOCOL.md §1) and its CORS preflight. The SDK sends one chunk per
- * request; the answer `{ seq, duplicate }` comes only once the chunk is durable and indexed.
+ * request; the answer `{ seq, duplicate, dropped?, redacted? }` comes only once the chunk is
+ * durable and indexed.
  */
 export default async function ingestRoutes(fastify: FastifyInstance) {
   fastify.decorate('ingestRateLimiter', createIngestRateLimiter());
@@ -190,24 +218,33 @@ export default async function ingestRoutes(fastify: FastifyInstance) {
     async (request) => {
       const { encoding, project } = contextOf(request);
       const body = request.body instanceof Buffer ? request.body : Buffer.alloc(0);
-      const result = await decodeChunk(body, encoding);
+      const strictPrivacy = readSettings(project.settings).privacy.mode === 'strict';
+      const result = await decodeChunk(body, encoding, { strictPrivacy });
       if (!result.success) throw invalid(result.message, result.status);
+      const { decoded } = result;
       const outcome = await ingestChunk(
         {
           chunkIndex: fastify.chunkIndex,
+          counters: fastify.ingestCounters,
           blobStore: fastify.blobStore,
           masterKey: fastify.masterKey,
           log: request.log,
         },
         project,
-        result.decoded,
+        decoded,
       );
       if (outcome.status === 'conflict') {
         throw invalid(`seq ${outcome.seq} was already received with different content`, 409);
       }
       // Its call job is queued with the index rows: start on it now rather than at the next poll.
       if (outcome.status === 'stored' && outcome.callItemCount > 0) fastify.callWorker.wake();
-      return { seq: outcome.seq, duplicate: outcome.status === 'duplicate' };
+      // The same bytes always get the same report, so a retry learns what its first attempt did.
+      return {
+        seq: outcome.seq,
+        duplicate: outcome.status === 'duplicate',
+        ...(decoded.dropped.length > 0 ? { dropped: decoded.dropped } : {}),
+        ...(decoded.redacted.length > 0 ? { redacted: decoded.redacted } : {}),
+      };
     },
   );
 }

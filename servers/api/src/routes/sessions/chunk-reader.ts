@@ -12,7 +12,8 @@ export class ChunkReadError extends Error {
 }
 
 /**
- * The chunk's JSON bytes exactly as the SDK sent them: the blob at the row's `blob_key`,
+ * The chunk's JSON bytes as stored (as the SDK sent them, unless ingest dropped or redacted
+ * something: then re-encoded without it): the blob at the row's `blob_key`,
  * opened with the project's data key. A missing or unopenable blob is logged with its place and
  * thrown as a {@link ChunkReadError}, which the error handler answers as a masked 500.
  */

@@ -120,7 +120,8 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
     '/:id/chunks/:seq',
     {
       schema: {
-        summary: "One chunk's JSON, decrypted and inflated, byte-identical to what the SDK sent",
+        summary:
+          "One chunk's JSON, decrypted and inflated: byte-identical to what the SDK sent, unless ingest removed something (see POST /v1/ingest)",
         params: z.object({ id: sessionIdSchema, seq: integerParameter(0, 2_147_483_647) }),
       },
     },
@@ -141,7 +142,7 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
       schema: {
         summary: "The session's events, flattened across chunks in (seq, index) order",
         description:
-          'Each item is `{ seq, index, event }`: `event` exactly as the SDK sent it, at `events[index]` of chunk `seq`. A page may hold fewer than `limit` items and still have a `nextCursor` (one request opens a bounded number of chunks).',
+          'Each item is `{ seq, index, event }`: `event` as the SDK sent it (less what ingest removed), at `events[index]` of the stored chunk `seq`. A page may hold fewer than `limit` items and still have a `nextCursor` (one request opens a bounded number of chunks).',
         params: sessionParams,
         querystring: eventListQuerySchema,
         response: { 200: listPageSchema(flatEventSchema) },

@@ -114,7 +114,7 @@ export const sessionFindingIssueSchema = z.object({
 export const sessionIssueSchema = z.union([sessionSignalIssueSchema, sessionFindingIssueSchema]);
 export type SessionIssue = z.infer<typeof sessionIssueSchema>;
 
-/** An element of `GET /v1/sessions/{id}/events`: the event exactly as the SDK sent it, and where it is. */
+/** An element of `GET /v1/sessions/{id}/events`: the event as stored (as the SDK sent it, less what ingest removed), and where it is. */
 export const flatEventSchema = z.object({
   seq: z.int().min(0),
   index: z.int().min(0),
