@@ -611,7 +611,9 @@ describe('privacy rules (PROTOCOL.md §3) in Chromium', () => {
       expect(result.tracks.every((track) => track.label !== '')).toBe(true);
       const acquired = named(result.events, 'media_acquired');
       expect(
-        acquired.map(({ kind, label }) => ({ kind, label })).sort((a, b) => a.kind.localeCompare(b.kind)),
+        acquired
+          .map(({ kind, label }) => ({ kind: kind as string, label }))
+          .sort((a, b) => a.kind.localeCompare(b.kind)),
       ).toEqual(
         result.tracks
           .map(({ kind, label }) => ({ kind, label: strict ? undefined : label }))
