@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
+import { callEventSchema } from '@svc/protocol';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -41,6 +42,12 @@ const trackEvents = (events: Emitted[], pc: string) =>
   events
     .filter((event) => event.pc === pc && /^track_(muted|unmuted|ended)$/.test(event.name ?? ''))
     .map(({ t, pc: _pc, type, ...rest }) => rest);
+
+/** Every call event is valid under `@svc/protocol` (PROTOCOL.md §3), the new fields included. */
+function expectValidEvents(events: Emitted[]) {
+  for (const event of events.filter((each) => each.type === 'call.event'))
+    expect(callEventSchema.safeParse(event).error?.issues, JSON.stringify(event)).toBeUndefined();
+}
 
 /** The id `track_added` gave a connection's track of this kind and direction. */
 function addedId(events: Emitted[], pc: string, kind: string, dir: string): string {
@@ -263,6 +270,7 @@ describe('ICE restarts in Chromium', () => {
     expect(restarts.map(({ pc }) => pc).sort()).toEqual([...result.ids].sort());
     for (const restart of restarts) expect(Object.keys(restart).sort()).toEqual(['name', 'pc', 't', 'type']);
     expectAbsent(result.events, ufrags);
+    expectValidEvents(result.events);
   });
 
   it('reports each of two restarts in a row, and nothing for an offer rolled back to the credentials in use', async () => {
@@ -337,6 +345,7 @@ describe('data channels in Chromium', () => {
     for (const event of named(result.events, 'data_channel'))
       expect(Object.keys(event).sort()).toEqual(['label', 'name', 'pc', 'state', 't', 'type']);
     expectAbsent(result.events, ['secret payload', '4111']);
+    expectValidEvents(result.events);
   }, 20_000);
 });
 
@@ -645,6 +654,7 @@ describe('privacy rules (PROTOCOL.md §3) in Chromium', () => {
         result.events,
         result.devices.flatMap(({ deviceId, groupId }) => [deviceId, groupId]).filter((id) => id.length > 8),
       );
+      expectValidEvents(result.events);
     },
   );
 
