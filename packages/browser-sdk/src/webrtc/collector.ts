@@ -53,7 +53,15 @@ export interface CollectorOptions {
   awaitConfiguration?: boolean;
 }
 
-/** What {@link Collector.configure} changes while the collector runs; a field left out stays as it is. */
+/**
+ * What {@link Collector.configure} changes while the collector runs; a field left out stays as it is.
+ *
+ * @example
+ * ```ts
+ * const configuration: CollectorConfiguration = { thresholds: { lossPct: 8 }, sampleIntervalSec: 10 };
+ * collector.configure(configuration);
+ * ```
+ */
 export type CollectorConfiguration = Pick<
   CollectorOptions,
   | 'sampleIntervalSec'
