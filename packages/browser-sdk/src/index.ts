@@ -542,7 +542,10 @@ export function init(options: InitOptions): Client {
     });
     created.instrument();
     if (settled === undefined)
-      void resolved.then((resolvedOptions) => created.configure(collectorSettings(resolvedOptions)));
+      void resolved.then((resolvedOptions) => {
+        // After shutdown the collector says nothing more.
+        if (!stopped) created.configure(collectorSettings(resolvedOptions));
+      });
     return created;
   };
   const collector = startCollector();
