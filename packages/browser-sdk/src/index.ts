@@ -98,9 +98,15 @@ export interface WebrtcOptions {
   maxPeerConnections?: number;
 }
 
-/** `client.webrtc`: works before the collector has loaded (calls wait for it). */
+/**
+ * `client.webrtc`, and the module-level {@link webrtc}: works before the collector has loaded
+ * (calls wait for it).
+ */
 export interface WebrtcApi {
-  /** Tracks a peer connection created before `init` (idempotent). */
+  /**
+   * Tracks a peer connection created before `init` or before the collector loaded (idempotent);
+   * resolves to its `pc_` id, `undefined` when the collector is off.
+   */
   attach(pc: RTCPeerConnection): Promise<string | undefined>;
   /** Tracked connections: state, relay, latency, loss, frame rate and score of the last second. */
   list(): Promise<TrackedConnection[]>;
@@ -213,7 +219,7 @@ function under<T extends object>(remote: T | undefined, local: T | undefined): T
 }
 
 /** The page's options over the project's remote configuration; strict privacy wins from either. */
-function resolveOptions(options: InitOptions, remote: RemoteConfig | undefined) {
+function resolveOptions(options: InitOptions, remote: RemoteConfig | undefined): ResolvedOptions {
   const privacy = under<PrivacyOptions>(remote?.privacy, options.privacy);
   if (remote?.privacy?.mode === 'strict') privacy.mode = 'strict';
   return {
@@ -222,6 +228,13 @@ function resolveOptions(options: InitOptions, remote: RemoteConfig | undefined) 
     privacy,
     thresholds: remote?.detectorThresholds,
   };
+}
+
+interface ResolvedOptions {
+  webrtc: WebrtcOptions;
+  recording: RecordingOptions;
+  privacy: PrivacyOptions;
+  thresholds: Record<string, number> | undefined;
 }
 
 /** PROTOCOL_LIMITS.maxUrlLength: a longer URL would fail its whole chunk. */
@@ -239,6 +252,11 @@ function scrubUrl(url: string, strict: boolean): string {
 }
 
 let current: Client | undefined;
+/** Calls of the module-level API made before `init`, waiting for its client. */
+const waiting: Array<(client: Client) => void> = [];
+/** The client of the last `init`, or the next one. */
+const initialized = (): Promise<Client> =>
+  current === undefined ? new Promise((resolve) => waiting.push(resolve)) : Promise.resolve(current);
 
 /**
  * Starts recording this page's session. The session id lives in `sessionStorage`, so a reload
@@ -289,6 +307,9 @@ export function init(options: InitOptions): Client {
   let recorder: Recorder | undefined;
   let stopped = false;
   const early: WireEvent[] = [];
+  /** Triggers fired before the gate exists (the options not settled yet), fired once it does. */
+  const earlyTriggers: Array<[string, number]> = [];
+  const fire = (name: string, t: number) => (gate ? gate.fire(name, t) : earlyTriggers.push([name, t]));
   const governor = createGovernor();
   const push = (event: WireEvent) => {
     touch();
@@ -386,6 +407,7 @@ export function init(options: InitOptions): Client {
       onOverflow: () => recorder?.checkout(),
     });
     for (const event of early.splice(0)) gate.push(event);
+    for (const [name, t] of earlyTriggers.splice(0)) gate.fire(name, t);
     await seal();
   })();
 
@@ -476,25 +498,33 @@ export function init(options: InitOptions): Client {
 
   // The collector is its own chunk: imported only when enabled (by the page, or centrally by the
   // project's settings), with the governor's policy. Enabled by the page, it starts at once so
-  // it sees the first connections; the remote thresholds apply when they are already known.
-  const startCollector = async () => {
-    const known = options.webrtc?.enabled === true && options.webrtc.captureSdp !== true;
-    const settled = known ? undefined : await resolved;
-    if ((settled?.webrtc.enabled ?? options.webrtc?.enabled) !== true) return undefined;
-    const module = await import('./webrtc/index.ts');
-    const { webrtc, privacy, thresholds } = settled ?? resolveOptions(options, undefined);
-    const configured = webrtc.sampleIntervalSec ?? 5;
-    const created = module.createCollector({
-      emit: push,
+  // it sees the first connections, and the project's configuration (thresholds, options the
+  // page leaves out, strict privacy) is applied when it arrives: the detectors hold what they
+  // are fed until then, so the device judges a call with the thresholds the server uses.
+  let configured = 5;
+  const collectorSettings = ({ webrtc, privacy, thresholds }: ResolvedOptions) => {
+    configured = webrtc.sampleIntervalSec ?? 5;
+    return {
       sampleIntervalSec: configured,
       emitOnThresholdCross: webrtc.emitOnThresholdCross ?? true,
       maxPeerConnections: webrtc.maxPeerConnections ?? 8,
       captureSdp: webrtc.captureSdp === true,
       strictPrivacy: privacy.mode === 'strict',
       ...(thresholds === undefined ? {} : { thresholds }),
+    };
+  };
+  const startCollector = async () => {
+    const startsEarly = options.webrtc?.enabled === true && options.webrtc.captureSdp !== true;
+    const settled = startsEarly ? undefined : await resolved;
+    if ((settled?.webrtc.enabled ?? options.webrtc?.enabled) !== true) return undefined;
+    const module = await import('./webrtc/index.ts');
+    const created = module.createCollector({
+      ...collectorSettings(settled ?? resolveOptions(options, undefined)),
+      awaitConfiguration: settled === undefined,
+      emit: push,
       salt: session.id,
       // A finding of the on-device detectors is the recording trigger `webrtc:<kind>`.
-      onFinding: (finding) => gate?.fire(`webrtc:${finding.kind.replace(/^webrtc_/, '')}`, Date.now()),
+      onFinding: (finding) => fire(`webrtc:${finding.kind.replace(/^webrtc_/, '')}`, Date.now()),
       // Healthy: the configured interval; below that, the governor's when it is longer.
       policy: () => {
         const level = governor.level();
@@ -511,6 +541,11 @@ export function init(options: InitOptions): Client {
       },
     });
     created.instrument();
+    if (settled === undefined)
+      void resolved.then((resolvedOptions) => {
+        // After shutdown the collector says nothing more.
+        if (!stopped) created.configure(collectorSettings(resolvedOptions));
+      });
     return created;
   };
   const collector = startCollector();
@@ -543,7 +578,7 @@ export function init(options: InitOptions): Client {
       push({ t: Date.now(), type: 'identify', user: clipUser(user) });
     },
     trigger(name) {
-      gate?.fire(String(name), Date.now());
+      fire(String(name), Date.now());
     },
     async flush() {
       await ready;
@@ -563,8 +598,28 @@ export function init(options: InitOptions): Client {
     },
   };
   current = client;
+  for (const resolve of waiting.splice(0)) resolve(client);
   return client;
 }
+
+/**
+ * {@link Client.webrtc} of the client of the last `init`, for code far from `init` (a call
+ * module, a framework hook). Calls made before `init` wait for it, as the client's wait for the
+ * collector: a connection attached early is tracked once the SDK starts.
+ *
+ * @example
+ * ```ts
+ * import { webrtc } from '@svc/browser-sdk';
+ *
+ * const pc = new RTCPeerConnection(configuration);
+ * await webrtc.attach(pc); // its `pc_` id (undefined when the collector is off)
+ * const [connection] = await webrtc.list(); // { pc, state, relayed, rttMs, lossPct, fps, score }
+ * ```
+ */
+export const webrtc: WebrtcApi = {
+  attach: async (pc) => (await initialized()).webrtc.attach(pc),
+  list: async () => (await initialized()).webrtc.list(),
+};
 
 /** {@link Client.track} on the client of the last `init` (nothing before `init`). */
 export function track(

@@ -174,6 +174,74 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
     }
   }, 60_000);
 
+  it('attaches connections through the module-level webrtc, one of them before init (the call waits for init)', async () => {
+    await page.goto(`${withOptions(pageUrl, { webrtc: { enabled: true, sampleIntervalSec: 1 } })}&manual`);
+    const result = await page.evaluate(async () => {
+      const { webrtc } = (window as Json).SvcSdk;
+      // A call set up before the SDK starts: RTCPeerConnection is not instrumented yet.
+      const stream = await navigator.mediaDevices.getUserMedia({ audio: true, video: true });
+      const caller = new RTCPeerConnection();
+      const callee = new RTCPeerConnection();
+      caller.onicecandidate = (event) => event.candidate && callee.addIceCandidate(event.candidate);
+      callee.onicecandidate = (event) => event.candidate && caller.addIceCandidate(event.candidate);
+      for (const track of stream.getTracks()) caller.addTrack(track, stream);
+      await caller.setLocalDescription();
+      await callee.setRemoteDescription(caller.localDescription as RTCSessionDescription);
+      await callee.setLocalDescription();
+      await caller.setRemoteDescription(callee.localDescription as RTCSessionDescription);
+      // Before init: both calls wait.
+      let attachedEarly = false;
+      const early = webrtc.attach(caller).then((id: string) => {
+        attachedEarly = true;
+        return id;
+      });
+      const listedEarly = webrtc.list();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const waited = !attachedEarly;
+      const sdk = (window as Json).initSdk();
+      const callerId: string = await early;
+      // After init, from code that never saw the client; attaching again changes nothing.
+      const calleeId: string = await webrtc.attach(callee);
+      const again: string = await webrtc.attach(caller);
+      const connected = () =>
+        caller.connectionState === 'connected' && callee.connectionState === 'connected';
+      while (!connected()) await new Promise((resolve) => setTimeout(resolve, 50));
+      // Polled at 1 Hz: the list shows each connection's last second.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const listed = await webrtc.list();
+      const fromClient = await sdk.webrtc.list();
+      for (const pc of [caller, callee]) pc.close();
+      await sdk.flush();
+      return {
+        waited,
+        callerId,
+        calleeId,
+        again,
+        listedEarly: await listedEarly,
+        listed,
+        fromClient,
+        sessionId: sdk.sessionId,
+      };
+    });
+    expect(result.waited).toBe(true);
+    expect(result.callerId).toMatch(/^pc_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(result.calleeId).toMatch(/^pc_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(result.calleeId).not.toBe(result.callerId);
+    expect(result.again).toBe(result.callerId);
+    // The list asked for before init answered once the early attach was done.
+    expect(result.listedEarly.map((entry: Json) => entry.pc)).toEqual([result.callerId]);
+    expect(result.listed.map((entry: Json) => entry.pc)).toEqual([result.callerId, result.calleeId]);
+    for (const entry of result.listed) expect(entry).toMatchObject({ state: 'connected', relayed: false });
+    expect(Math.max(...result.listed.map((entry: Json) => entry.fps ?? 0))).toBeGreaterThan(0);
+    expect(result.fromClient.map((entry: Json) => entry.pc)).toEqual([result.callerId, result.calleeId]);
+    // The server has both connections' events and samples.
+    const { events } = await stored(result.sessionId);
+    const created = events.filter((event) => event.type === 'call.event' && event.name === 'pc_created');
+    expect(created.map((event) => event.pc)).toEqual([result.callerId, result.calleeId]);
+    for (const pc of [result.callerId, result.calleeId])
+      expect(events.some((event) => event.type === 'call.sample' && event.pc === pc)).toBe(true);
+  }, 60_000);
+
   it("reports the devices the app's own enumerateDevices() sees once permission is granted, and only a change", async () => {
     // No fake-ui flag: devices are hidden (one per kind, no ids) until permission is granted.
     const bare = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
@@ -184,26 +252,31 @@ describe('the browser SDK in headless Chromium, against the real server', () => 
       const sessionId: string = await barePage.evaluate(() => (window as Json).sdk.sessionId);
       await barePage.evaluate(() => (window as Json).sdk.webrtc.list());
       await bareContext.grantPermissions(['camera', 'microphone']);
-      const listed: number = await barePage.evaluate(async () => {
+      const devices: Array<{ kind: string; label: string }> = await barePage.evaluate(async () => {
         await navigator.mediaDevices.enumerateDevices();
-        return (await navigator.mediaDevices.enumerateDevices()).length;
+        return (await navigator.mediaDevices.enumerateDevices()).map(({ kind, label }) => ({ kind, label }));
       });
       await barePage.evaluate(() => (window as Json).sdk.flush());
       const { events } = await stored(sessionId);
       const inventories = events.filter(
         (event) => event.type === 'call.event' && event.name === 'device_inventory',
       );
+      // The labels as the browser supplies them: none before the grant (empty ones are left out).
+      const labels: Record<string, string[]> = {};
+      for (const { kind, label } of devices) labels[kind] = [...(labels[kind] ?? []), label];
+      expect(devices).toHaveLength(7);
+      expect(devices.every((device) => device.label !== '')).toBe(true);
       expect(
-        inventories.map(({ audioinput, videoinput, audiooutput }) => ({
+        inventories.map(({ audioinput, videoinput, audiooutput, labels }) => ({
           audioinput,
           videoinput,
           audiooutput,
+          labels,
         })),
       ).toEqual([
-        { audioinput: 1, videoinput: 1, audiooutput: 1 },
-        { audioinput: 3, videoinput: 1, audiooutput: 3 },
+        { audioinput: 1, videoinput: 1, audiooutput: 1, labels: undefined },
+        { audioinput: 3, videoinput: 1, audiooutput: 3, labels },
       ]);
-      expect(listed).toBe(7);
     } finally {
       await bare.close();
     }

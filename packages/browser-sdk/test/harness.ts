@@ -29,7 +29,10 @@ const BODY = `<main>
 
 export interface Harness {
   api: RunningServer;
-  /** The test page; `?options=<json>` is spread over the SDK's init options. */
+  /**
+   * The test page; `?options=<json>` is spread over the SDK's init options. It calls `init` as
+   * it loads (`window.sdk`), or with `?manual` only when the test calls `window.initSdk()`.
+   */
   pageUrl: string;
   browser: Browser;
   /** A GET on the API with the project's token (asserts 200). */
@@ -72,10 +75,11 @@ export async function startHarness(): Promise<Harness> {
   const html = `<!doctype html><meta charset="utf-8"><title>sdk</title>
 <body>${BODY}
 <script src="/sdk.js"></script>
-<script>window.sdk = SvcSdk.init({
+<script>window.initSdk = () => (window.sdk = SvcSdk.init({
   ...${JSON.stringify({ projectKey: credentials.projectKey, endpoint: api.url, release: '2.0.0', flushIntervalSec: 1 })},
   ...JSON.parse(new URLSearchParams(location.search).get('options') ?? '{}'),
-});</script></body>`;
+}));
+if (!new URLSearchParams(location.search).has('manual')) initSdk();</script></body>`;
   const pages: Server = createServer((request, response) => {
     const script = scripts[request.url ?? ''];
     if (script !== undefined) response.writeHead(200, { 'content-type': 'text/javascript' }).end(script);

@@ -348,6 +348,140 @@ describe('remote configuration', () => {
   }, 30_000);
 });
 
+/**
+ * The project's settings for the two tests below: a connection that does not connect within
+ * 1 s fails (the default waits 15 s), 1 s samples (default 5 s), 2 connections sampled (default 8).
+ */
+const PROJECT_CALL_SETTINGS = {
+  webrtc: { sampleIntervalSec: 1, maxPeerConnections: 2 },
+  detectorThresholds: { connectTimeoutMs: 1_000 },
+};
+/** A page that enables the collector itself, kept only when a connection fails. */
+const CONNECT_FAILURE_PAGE = {
+  webrtc: { enabled: true },
+  recording: { mode: 'conditional', triggers: ['webrtc:connect_failure'] },
+};
+
+/** Starts a connection that never connects and a loopback call (three connections, all sampled). */
+const startConnections = (target: Page) =>
+  target.evaluate(async () => {
+    // The collector has loaded (it wraps RTCPeerConnection).
+    await (window as Json).sdk.webrtc.list();
+    const lonely = new RTCPeerConnection();
+    lonely.createDataChannel('nobody answers');
+    const lonelyAt = Date.now();
+    await lonely.setLocalDescription();
+    const stream = await navigator.mediaDevices.getUserMedia({ audio: true, video: true });
+    const caller = new RTCPeerConnection();
+    const callee = new RTCPeerConnection();
+    caller.onicecandidate = (event) => event.candidate && callee.addIceCandidate(event.candidate);
+    callee.onicecandidate = (event) => event.candidate && caller.addIceCandidate(event.candidate);
+    for (const track of stream.getTracks()) caller.addTrack(track, stream);
+    await caller.setLocalDescription();
+    await callee.setRemoteDescription(caller.localDescription as RTCSessionDescription);
+    await callee.setLocalDescription();
+    await caller.setRemoteDescription(callee.localDescription as RTCSessionDescription);
+    (window as Json).peers = [lonely, caller, callee];
+    return lonelyAt;
+  });
+
+/**
+ * After the project's configuration applied: a fourth connection (one too many), 3 s of the call,
+ * then everything the server stored of the session (waiting for the on-device trigger to keep
+ * it: no session exists before).
+ */
+async function afterConfiguration(target: Page, sessionId: string) {
+  const configuredAt = await target.evaluate(async () => {
+    // flush() waits for the options to be settled: the configuration applied.
+    await (window as Json).sdk.flush();
+    const at = Date.now();
+    (window as Json).peers.push(new RTCPeerConnection());
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    return at;
+  });
+  // Kept by the trigger `webrtc:connect_failure`, found on the device with the project's 1 s.
+  await until(async () => (await harness.request('GET', `/v1/sessions/${sessionId}`)).status === 200, 8_000);
+  await flush(target);
+  const { events } = await harness.stored(sessionId);
+  const created = events.filter((event) => event.type === 'call.event' && event.name === 'pc_created');
+  const trigger = events.find((event) => event.type === 'trigger');
+  return { configuredAt, events, created, trigger };
+}
+
+function expectProjectSettingsApplied(
+  result: Awaited<ReturnType<typeof afterConfiguration>>,
+  tracked: boolean[],
+) {
+  const { created, trigger, events, configuredAt } = result;
+  // maxPeerConnections applies to the connections created once it is known.
+  expect(created.map((event: Json) => event.tracked)).toEqual(tracked);
+  expect(trigger).toMatchObject({ name: 'webrtc:connect_failure' });
+  // Well before the default 15 s.
+  expect(trigger.t - created[0].t).toBeGreaterThanOrEqual(1_000);
+  expect(trigger.t - created[0].t).toBeLessThan(10_000);
+  // 1 s samples of the call once the configuration applied (the page's default is 5 s).
+  const samples = events.filter(
+    (event) => event.type === 'call.sample' && event.pc === created[1].pc && event.t > configuredAt + 1_000,
+  );
+  expect(samples.length).toBeGreaterThanOrEqual(2);
+  for (const sample of samples) expect(sample.windowMs).toBeLessThan(1_500);
+}
+
+describe("remote configuration: the project's thresholds and options on the device", () => {
+  const patch = async (settings: unknown) => {
+    const project = await harness.read('/v1/projects/current');
+    const response = await harness.request('PATCH', `/v1/projects/${project.id}`, { settings });
+    expect(response.status).toBe(200);
+  };
+  beforeEach(() => patch(PROJECT_CALL_SETTINGS));
+  afterEach(() => patch({ webrtc: { sampleIntervalSec: 5, maxPeerConnections: 8 }, detectorThresholds: {} }));
+
+  it('apply when they arrive after the collector started (the page enables it itself)', async () => {
+    // The page's GET /v1/config is held until the connections exist and the project's connect
+    // timeout (1 s) has passed; within the 3 s a page waits for it (CONFIG_TIMEOUT_MS).
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const asked: number[] = [];
+    await page.route('**/v1/config?**', async (route) => {
+      asked.push(Date.now());
+      await released;
+      await route.continue();
+    });
+    await page.goto(withOptions(harness.pageUrl, CONNECT_FAILURE_PAGE));
+    const sessionId = await sessionIdOf(page);
+    const lonelyAt = await startConnections(page);
+    expect(asked).toHaveLength(1);
+    const askedAt = asked[0] as number;
+    await page.waitForTimeout(Math.max(0, Math.min(lonelyAt + 1_100, askedAt + 2_500) - Date.now()));
+    // The detectors hold what they saw: nothing found, nothing stored yet.
+    expect((await harness.request('GET', `/v1/sessions/${sessionId}`)).status).toBe(404);
+    release();
+    expect(Date.now() - askedAt).toBeLessThan(2_900);
+    // The collector started long before: the three connections are sampled (8 by default).
+    expectProjectSettingsApplied(await afterConfiguration(page, sessionId), [true, true, true, false]);
+  }, 60_000);
+
+  it('apply when they are known before the collector starts (a stored copy)', async () => {
+    // A first page stores the project's configuration; the next one starts with it, no request.
+    await page.goto(harness.pageUrl);
+    await flush(page);
+    const next = await context.newPage();
+    const asked: string[] = [];
+    next.on('request', (request) => {
+      if (request.url().includes('/v1/config')) asked.push(request.url());
+    });
+    await next.goto(withOptions(harness.pageUrl, CONNECT_FAILURE_PAGE));
+    const sessionId = await sessionIdOf(next);
+    expect(sessionId).not.toBe(await sessionIdOf(page));
+    await startConnections(next);
+    const result = await afterConfiguration(next, sessionId);
+    expect(asked).toEqual([]);
+    expectProjectSettingsApplied(result, [true, true, false, false]);
+  }, 60_000);
+});
+
 describe('limits', () => {
   it('declares a gap for a chunk the server can never take (an enormous unmasked snapshot), and goes on', async () => {
     await page.goto(harness.pageUrl);

@@ -64,6 +64,27 @@ describe('callEventSchema', () => {
     expect(callEventSchema.safeParse({ t, type: 'call.event', pc, name: 'ice_restart' }).success).toBe(true);
   });
 
+  it('takes device labels by kind on device_inventory and device_change, and a label on media_acquired', () => {
+    const counts = { t, type: 'call.event', audioinput: 2, videoinput: 1, audiooutput: 1 };
+    const labels = { audioinput: ['Built-in Microphone', 'USB Headset'], videoinput: ['FaceTime HD Camera'] };
+    for (const name of ['device_inventory', 'device_change'])
+      expect(callEventSchema.parse({ ...counts, name, labels })).toEqual({ ...counts, name, labels });
+    // Without labels (before a permission grant, or in strict privacy mode) as before.
+    expect(callEventSchema.safeParse({ ...counts, name: 'device_inventory' }).success).toBe(true);
+    expect(
+      callEventSchema.safeParse({ ...counts, name: 'device_change', labels: { videoinput: [''] } }).success,
+    ).toBe(false);
+    expect(
+      callEventSchema.safeParse({
+        t,
+        type: 'call.event',
+        name: 'media_acquired',
+        kind: 'audio',
+        label: 'USB Headset',
+      }).success,
+    ).toBe(true);
+  });
+
   it('allows freezeMs on track_unmuted only', () => {
     const track = {
       t,

@@ -286,7 +286,9 @@ export const resolutionChangeEventSchema = z.object({
 });
 
 /**
- * `ice_restart`: the peer connection restarted ICE (recovering from a network change).
+ * `ice_restart`: the peer connection restarted ICE (recovering from a network change), whoever
+ * started it: `restartIce()`, an offer made with `iceRestart`, or the remote peer. One event per
+ * restart, on each end that sees it.
  *
  * @example
  * ```ts
@@ -310,7 +312,8 @@ export const captureKindSchema = z.enum(['audio', 'video', 'screen']);
 
 /**
  * `media_acquired`: capture (getUserMedia / getDisplayMedia) succeeded. `deviceId` is a salted
- * hash, never the browser's identifier; `label` is recorded as the browser supplies it.
+ * hash, never the browser's identifier; `label` is the device's label as the browser supplies
+ * it (never in strict privacy mode; omitted when empty).
  *
  * @example
  * ```ts
@@ -412,18 +415,49 @@ export const mediaErrorEventSchema = z.object({
   kind: captureKindSchema.optional(),
 });
 
+const deviceLabelListSchema = z.array(boundedText()).max(PROTOCOL_LIMITS.maxDevices);
+
+/**
+ * The device labels of a `device_inventory` or `device_change`, by kind, as the browser supplies
+ * them and in its order: a device whose label is empty (before a permission grant) is left out,
+ * a kind with none is omitted, and so is the whole object when there are none. Never in strict
+ * privacy mode; never device ids.
+ *
+ * @example
+ * ```ts
+ * deviceLabelsSchema.parse({ audioinput: ['Default - Built-in Microphone'], videoinput: ['FaceTime HD Camera'] });
+ * ```
+ */
+export const deviceLabelsSchema = z.object({
+  audioinput: deviceLabelListSchema.optional(),
+  videoinput: deviceLabelListSchema.optional(),
+  audiooutput: deviceLabelListSchema.optional(),
+});
+
+/**
+ * Device labels by kind ({@link deviceLabelsSchema}).
+ *
+ * @example
+ * ```ts
+ * const labels: DeviceLabels = { audiooutput: ['Speakers'] };
+ * ```
+ */
+export type DeviceLabels = z.infer<typeof deviceLabelsSchema>;
+
 const deviceCountFields = {
   audioinput: deviceCountSchema,
   videoinput: deviceCountSchema,
   audiooutput: deviceCountSchema,
+  labels: deviceLabelsSchema.optional(),
 };
 
 /**
- * `device_inventory`: device counts at start.
+ * `device_inventory`: device counts at start (and when a listing shows other devices or labels,
+ * as after a permission grant), with their `labels` ({@link deviceLabelsSchema}).
  *
  * @example
  * ```ts
- * deviceInventoryEventSchema.parse({ t: 1763699998000, type: 'call.event', name: 'device_inventory', audioinput: 2, videoinput: 1, audiooutput: 2 });
+ * deviceInventoryEventSchema.parse({ t: 1763699998000, type: 'call.event', name: 'device_inventory', audioinput: 2, videoinput: 1, audiooutput: 2, labels: { audioinput: ['Built-in Microphone', 'USB Headset'], videoinput: ['FaceTime HD Camera'] } });
  * ```
  */
 export const deviceInventoryEventSchema = z.object({
@@ -433,7 +467,7 @@ export const deviceInventoryEventSchema = z.object({
 });
 
 /**
- * `device_change`: device counts after a mid-session change.
+ * `device_change`: device counts (and `labels`) after a mid-session change.
  *
  * @example
  * ```ts
@@ -447,7 +481,8 @@ export const deviceChangeEventSchema = z.object({
 });
 
 /**
- * `data_channel`: a data channel's state (payloads are never captured).
+ * `data_channel`: a data channel's state (payloads are never captured): when it is created on
+ * this side (`connecting`) or announced by the remote peer, then at each change of state.
  *
  * @example
  * ```ts

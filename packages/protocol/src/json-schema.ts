@@ -89,6 +89,11 @@ function namedSchemas(): Array<[string, z.ZodType, string]> {
     ['MediaErrorEvent', callEvents.mediaErrorEventSchema, 'call.event "media_error".'],
     ['MediaErrorClass', callEvents.mediaErrorClassSchema, 'The media_error classes (PROTOCOL.md §3).'],
     ['DeviceInventoryEvent', callEvents.deviceInventoryEventSchema, 'call.event "device_inventory".'],
+    [
+      'DeviceLabels',
+      callEvents.deviceLabelsSchema,
+      'The device labels of device_inventory and device_change.',
+    ],
     ['DeviceChangeEvent', callEvents.deviceChangeEventSchema, 'call.event "device_change".'],
     ['DataChannelEvent', callEvents.dataChannelEventSchema, 'call.event "data_channel".'],
     ['PeerConnectionClosedEvent', callEvents.peerConnectionClosedEventSchema, 'call.event "pc_closed".'],

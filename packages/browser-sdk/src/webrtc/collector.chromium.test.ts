@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
+import { callEventSchema } from '@svc/protocol';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -41,6 +42,12 @@ const trackEvents = (events: Emitted[], pc: string) =>
   events
     .filter((event) => event.pc === pc && /^track_(muted|unmuted|ended)$/.test(event.name ?? ''))
     .map(({ t, pc: _pc, type, ...rest }) => rest);
+
+/** Every call event is valid under `@svc/protocol` (PROTOCOL.md §3), the new fields included. */
+function expectValidEvents(events: Emitted[]) {
+  for (const event of events.filter((each) => each.type === 'call.event'))
+    expect(callEventSchema.safeParse(event).error?.issues, JSON.stringify(event)).toBeUndefined();
+}
 
 /** The id `track_added` gave a connection's track of this kind and direction. */
 function addedId(events: Emitted[], pc: string, kind: string, dir: string): string {
@@ -216,6 +223,205 @@ describe('track events in Chromium', () => {
   });
 });
 
+/** The ICE ufrag of a description (its first `a=ice-ufrag` line). */
+const ufragOf = (sdp: string) => /a=ice-ufrag:(\S+)/.exec(sdp)?.[1];
+
+describe('ICE restarts in Chromium', () => {
+  it.each([
+    ['restartIce() on the caller', { restart: 'caller' }],
+    ['createOffer({ iceRestart: true }) on the caller', { offer: { iceRestart: true } }],
+    ['started by the remote peer: the callee restarts and offers, the caller answers', { restart: 'callee' }],
+  ] as const)('reports %s once on each end, and no renegotiation without one', async (_, how) => {
+    const result = await page.evaluate(async (how) => {
+      const { callPage } = window;
+      callPage.start();
+      const index = await callPage.call();
+      const call = callPage.calls[index] as Call;
+      const { caller, callee } = call;
+      const connected = () =>
+        caller.connectionState === 'connected' && callee.connectionState === 'connected';
+      const before = callPage.emitted('ice_restart').length;
+      // A renegotiation that restarts nothing (a new transceiver).
+      caller.addTransceiver('audio', { direction: 'recvonly' });
+      await callPage.negotiate(index);
+      await callPage.until(connected);
+      const afterRenegotiation = callPage.emitted('ice_restart').length;
+      const restarter = 'restart' in how ? call[how.restart] : caller;
+      if ('restart' in how) restarter.restartIce();
+      await callPage.negotiate(index, {
+        offerer: 'restart' in how ? how.restart : 'caller',
+        ...('offer' in how ? { offer: how.offer } : {}),
+      });
+      await callPage.until(connected);
+      // Media flows again on the new credentials.
+      await callPage.follow(4);
+      return { ids: callPage.ids(), before, afterRenegotiation, seen: call.seen, events: callPage.emitted() };
+    }, how);
+    expect(result.before).toBe(0);
+    expect(result.afterRenegotiation).toBe(0);
+    // Offers and answers: the initial pair, the renegotiation's, then the restart's with new ufrags.
+    const ufrags = result.seen.descriptions.map(ufragOf);
+    expect(ufrags).toHaveLength(6);
+    expect(ufrags[2]).toBe(ufrags[0]);
+    expect(ufrags[3]).toBe(ufrags[1]);
+    expect(new Set(ufrags.slice(4)).size).toBe(2);
+    for (const ufrag of ufrags.slice(4)) expect(ufrags.slice(0, 4)).not.toContain(ufrag);
+    const restarts = named(result.events, 'ice_restart');
+    expect(restarts.map(({ pc }) => pc).sort()).toEqual([...result.ids].sort());
+    for (const restart of restarts) expect(Object.keys(restart).sort()).toEqual(['name', 'pc', 't', 'type']);
+    expectAbsent(result.events, ufrags);
+    expectValidEvents(result.events);
+  });
+
+  it('reports each of two restarts in a row, and nothing for an offer rolled back to the credentials in use', async () => {
+    const result = await page.evaluate(async () => {
+      const { callPage } = window;
+      callPage.start();
+      const index = await callPage.call();
+      const { caller, callee } = callPage.calls[index] as Call;
+      const connected = () =>
+        caller.connectionState === 'connected' && callee.connectionState === 'connected';
+      const counts: number[] = [];
+      const count = () => counts.push(callPage.emitted('ice_restart').length);
+      caller.restartIce();
+      await callPage.negotiate(index);
+      await callPage.until(connected);
+      count();
+      await callPage.negotiate(index, { offerer: 'callee', offer: { iceRestart: true } });
+      await callPage.until(connected);
+      count();
+      // An offer made and rolled back: the restart it began counts, the way back does not.
+      await caller.setLocalDescription(await caller.createOffer({ iceRestart: true }));
+      count();
+      await caller.setLocalDescription({ type: 'rollback' });
+      await callPage.negotiate(index);
+      count();
+      return { ids: callPage.ids(), counts, events: callPage.emitted('ice_restart') };
+    });
+    const [caller] = result.ids as [string, string];
+    expect(result.counts).toEqual([2, 4, 5, 5]);
+    expect(result.events.filter((event) => event.pc === caller)).toHaveLength(3);
+  });
+});
+
+describe('data channels in Chromium', () => {
+  it("reports channels created here and the remote peer's, each state change once, never a payload", async () => {
+    const result = await page.evaluate(async () => {
+      const { callPage } = window;
+      callPage.start();
+      const index = await callPage.call({ dataChannel: 'chat' });
+      const { caller, callee, channels, seen } = callPage.calls[index] as Call;
+      // Negotiated on both ends (no datachannel event on either): each end's own creation.
+      const sync = [caller, callee].map((pc) => pc.createDataChannel('sync', { negotiated: true, id: 7 }));
+      const all = [...channels, ...sync];
+      await callPage.until(
+        () => channels.length === 2 && all.every((channel) => channel.readyState === 'open'),
+      );
+      for (const channel of all) channel.send('secret payload 4111 1111 1111 1111');
+      await callPage.until(() => seen.messages.length === 2);
+      // The caller closes its chat channel (the callee's end follows), the callee its sync one.
+      (channels[0] as RTCDataChannel).close();
+      (sync[1] as RTCDataChannel).close();
+      await callPage.until(() => all.every((channel) => channel.readyState === 'closed'));
+      await callPage.wait(200);
+      // A channel on a connection that never connects stays `connecting`.
+      const lonely = new RTCPeerConnection();
+      lonely.createDataChannel('lonely');
+      await callPage.wait(200);
+      lonely.close();
+      return { ids: callPage.ids(), events: callPage.emitted() };
+    });
+    const [caller, callee, lonely] = result.ids as [string, string, string];
+    const states = (pc: string, label: string) =>
+      named(result.events, 'data_channel', pc)
+        .filter((event) => event.label === label)
+        .map((event) => event.state);
+    expect(states(caller, 'chat')).toEqual(['connecting', 'open', 'closing', 'closed']);
+    expect(states(callee, 'chat')).toEqual(['open', 'closing', 'closed']);
+    expect(states(caller, 'sync')).toEqual(['connecting', 'open', 'closing', 'closed']);
+    expect(states(callee, 'sync')).toEqual(['connecting', 'open', 'closing', 'closed']);
+    // Closing the connection closes its channel; nothing is said after pc_closed.
+    expect(states(lonely, 'lonely')).toEqual(['connecting']);
+    for (const event of named(result.events, 'data_channel'))
+      expect(Object.keys(event).sort()).toEqual(['label', 'name', 'pc', 'state', 't', 'type']);
+    expectAbsent(result.events, ['secret payload', '4111']);
+    expectValidEvents(result.events);
+  }, 20_000);
+});
+
+describe('the configuration applied live', () => {
+  /** A connection that never connects (an offer nobody answers). */
+  const unanswered = () =>
+    page.evaluate(async () => {
+      const pc = new RTCPeerConnection();
+      pc.createDataChannel('waiting');
+      await pc.setLocalDescription();
+    });
+
+  it('holds what the detectors are fed until configure, then judges it all with the thresholds it brings', async () => {
+    await page.evaluate(() => window.callPage.start({ awaitConfiguration: true }));
+    await unanswered();
+    const held = await page.evaluate(async () => {
+      const { callPage } = window;
+      await callPage.wait(1_300);
+      await callPage.poll();
+      const findings = callPage.findings();
+      callPage.configure({ thresholds: { connectTimeoutMs: 1_000 } });
+      await callPage.poll();
+      return { findings, after: callPage.findings(), created: callPage.emitted('pc_created') };
+    });
+    expect(held.findings).toEqual([]);
+    expect(held.after).toEqual([
+      expect.objectContaining({
+        kind: 'webrtc_connect_failure',
+        pc: held.created[0]?.pc,
+        t: (held.created[0]?.t as number) + 1_000,
+        evidence: expect.objectContaining({ reason: 'timeout' }),
+      }),
+    ]);
+    // Without the project's threshold, the default (15 s) has not passed.
+    await page.evaluate(() => window.callPage.start());
+    await unanswered();
+    const unconfigured = await page.evaluate(async () => {
+      const { callPage } = window;
+      await callPage.wait(1_300);
+      await callPage.poll();
+      return callPage.findings();
+    });
+    expect(unconfigured).toEqual([]);
+  }, 20_000);
+
+  it('applies the sample interval and maxPeerConnections from the moment they arrive', async () => {
+    const result = await page.evaluate(async () => {
+      const { callPage } = window;
+      callPage.start({ sampleIntervalSec: 5 });
+      await callPage.call();
+      await callPage.follow(2);
+      callPage.configure({ sampleIntervalSec: 1, maxPeerConnections: 3 });
+      const from = callPage.emitted().length;
+      for (let second = 0; second < 3; second += 1) {
+        await callPage.wait(1_000);
+        await callPage.poll();
+      }
+      // A second call: its caller is the third connection, its callee one too many.
+      await callPage.call();
+      return { from, events: callPage.emitted() };
+    });
+    const windows = result.events
+      .slice(result.from)
+      .filter((event) => event.type === 'call.sample')
+      .map((event) => event.windowMs as number);
+    expect(windows.length).toBeGreaterThanOrEqual(4);
+    for (const windowMs of windows) expect(windowMs).toBeLessThan(1_500);
+    expect(named(result.events, 'pc_created').map((event) => event.tracked)).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
+  }, 20_000);
+});
+
 /**
  * A STUN server on 127.0.0.1 that refuses every request with 403 and a reason phrase naming
  * itself, so the page gets `icecandidateerror` events at once (an unreachable server takes 40 s).
@@ -386,6 +592,96 @@ describe('privacy rules (PROTOCOL.md §3) in Chromium', () => {
     for (const hash of hashes(first)) expect(hashes(second)).not.toContain(hash);
   });
 
+  it.each([
+    ['recorded as the browser supplies them', {}],
+    ['left out in strict privacy mode', { strictPrivacy: true }],
+  ])(
+    'device labels: %s (media_acquired, device_inventory, device_change), never device ids',
+    async (_, options) => {
+      const result = await page.evaluate(async (startOptions) => {
+        const { callPage } = window;
+        callPage.start(startOptions);
+        await callPage.until(() => callPage.emitted('device_inventory').length === 1);
+        const stream = await navigator.mediaDevices.getUserMedia({ audio: true, video: true });
+        await callPage.until(() => callPage.emitted('media_acquired').length === 2);
+        // After the grant the app lists the devices again (labels now), and a device change.
+        const devices = await navigator.mediaDevices.enumerateDevices();
+        navigator.mediaDevices.dispatchEvent(new Event('devicechange'));
+        await callPage.until(() => callPage.emitted('device_change').length === 1);
+        await callPage.wait(100);
+        return {
+          tracks: stream.getTracks().map((track) => ({ kind: track.kind, label: track.label })),
+          devices: devices.map(({ kind, label, deviceId, groupId }) => ({ kind, label, deviceId, groupId })),
+          events: callPage.emitted(),
+        };
+      }, options);
+      const strict = 'strictPrivacy' in options;
+      // Chromium's fake devices have labels once media is granted.
+      expect(result.tracks.every((track) => track.label !== '')).toBe(true);
+      const acquired = named(result.events, 'media_acquired');
+      expect(
+        acquired
+          .map(({ kind, label }) => ({ kind: kind as string, label }))
+          .sort((a, b) => a.kind.localeCompare(b.kind)),
+      ).toEqual(
+        result.tracks
+          .map(({ kind, label }) => ({ kind, label: strict ? undefined : label }))
+          .sort((a, b) => a.kind.localeCompare(b.kind)),
+      );
+      const labels: Record<string, string[]> = {};
+      for (const { kind, label } of result.devices)
+        if (label !== '') labels[kind] = [...(labels[kind] ?? []), label];
+      expect(Object.keys(labels).length).toBeGreaterThan(0);
+      const counts = { audioinput: 0, videoinput: 0, audiooutput: 0 } as Record<string, number>;
+      for (const { kind } of result.devices) counts[kind] = (counts[kind] ?? 0) + 1;
+      const inventories = [
+        ...named(result.events, 'device_inventory'),
+        ...named(result.events, 'device_change'),
+      ];
+      const fieldsOf = ({ t, type, name, pc, ...fields }: Emitted) => fields;
+      if (strict) {
+        // No labels, so the app's own listing changed nothing: one inventory, then the change.
+        expect(inventories.map(fieldsOf)).toEqual([counts, counts]);
+        expect(JSON.stringify(result.events)).not.toMatch(/"labels?"/);
+      } else {
+        // Media is granted from the start here (the labels before a grant: test/browser.test.ts).
+        expect(inventories.map(fieldsOf)).toEqual([
+          { ...counts, labels },
+          { ...counts, labels },
+        ]);
+      }
+      expectAbsent(
+        result.events,
+        result.devices.flatMap(({ deviceId, groupId }) => [deviceId, groupId]).filter((id) => id.length > 8),
+      );
+      expectValidEvents(result.events);
+    },
+  );
+
+  it('device labels: wait for the privacy mode when the configuration is awaited, and follow it', async () => {
+    const acquire = (strictPrivacy: boolean) =>
+      page.evaluate(async (strictPrivacy) => {
+        const { callPage } = window;
+        callPage.start({ awaitConfiguration: true });
+        await navigator.mediaDevices.getUserMedia({ audio: true, video: true });
+        await callPage.wait(300);
+        const before = callPage
+          .emitted()
+          .filter((event) => /^(media_acquired|device_)/.test(event.name ?? ''));
+        callPage.configure({ strictPrivacy });
+        await callPage.until(() => callPage.emitted('media_acquired').length === 2);
+        return { before, events: callPage.emitted() };
+      }, strictPrivacy);
+    const open = await acquire(false);
+    expect(open.before).toEqual([]);
+    expect(named(open.events, 'media_acquired').every((event) => typeof event.label === 'string')).toBe(true);
+    expect(named(open.events, 'device_inventory')[0]?.labels).toBeDefined();
+    const strict = await acquire(true);
+    expect(strict.before).toEqual([]);
+    expect(named(strict.events, 'media_acquired')).toHaveLength(2);
+    expect(JSON.stringify(strict.events)).not.toMatch(/"labels?"/);
+  });
+
   it('data channels: label and state only, never a payload', async () => {
     const result = await page.evaluate(async () => {
       const { callPage } = window;
@@ -406,16 +702,16 @@ describe('privacy rules (PROTOCOL.md §3) in Chromium', () => {
       'secret payload 1 4111 1111 1111 1111',
     ]);
     const channels = named(result.events, 'data_channel');
-    expect(channels).toEqual([
-      {
-        t: expect.any(Number),
-        type: 'call.event',
-        pc: result.ids[1],
-        name: 'data_channel',
-        label: 'chat',
-        state: 'open',
-      },
-    ]);
+    expect(channels.map(({ pc, label, state }) => [pc, label, state])).toEqual(
+      expect.arrayContaining([
+        [result.ids[0], 'chat', 'connecting'],
+        [result.ids[0], 'chat', 'open'],
+        [result.ids[1], 'chat', 'open'],
+      ]),
+    );
+    expect(channels).toHaveLength(3);
+    for (const channel of channels)
+      expect(Object.keys(channel).sort()).toEqual(['label', 'name', 'pc', 'state', 't', 'type']);
     expectAbsent(result.events, ['secret payload', '4111']);
   });
 

@@ -43,9 +43,34 @@ export interface CollectorOptions {
    * PROTOCOL.md v1 event name: v1 servers skip it (an additive change). Default false.
    */
   captureSdp?: boolean;
-  /** Strict privacy mode: no SDP whatever `captureSdp` says. Default false. */
+  /** Strict privacy mode: no SDP whatever `captureSdp` says, no device labels. Default false. */
   strictPrivacy?: boolean;
+  /**
+   * The project's configuration is on its way (the core's `GET /v1/config`): what the detectors
+   * are fed is kept until {@link Collector.configure} brings their thresholds, then judged with
+   * them, and device labels wait for the privacy mode it brings. Default false.
+   */
+  awaitConfiguration?: boolean;
 }
+
+/**
+ * What {@link Collector.configure} changes while the collector runs; a field left out stays as it is.
+ *
+ * @example
+ * ```ts
+ * const configuration: CollectorConfiguration = { thresholds: { lossPct: 8 }, sampleIntervalSec: 10 };
+ * collector.configure(configuration);
+ * ```
+ */
+export type CollectorConfiguration = Pick<
+  CollectorOptions,
+  | 'sampleIntervalSec'
+  | 'emitOnThresholdCross'
+  | 'maxPeerConnections'
+  | 'thresholds'
+  | 'captureSdp'
+  | 'strictPrivacy'
+>;
 
 /** A tracked peer connection as `webrtc.list()` shows it (from its last 1 s window). */
 export interface TrackedConnection {
@@ -68,6 +93,13 @@ export interface Collector {
   instrument(target?: typeof globalThis): void;
   /** Polls every tracked connection once, as the 1 Hz timer does; resolves when all are done (for tests and benchmarks). */
   poll(): Promise<unknown>;
+  /**
+   * Applies the project's configuration live: the sample interval and `emitOnThresholdCross` at
+   * the next poll, `maxPeerConnections` to connections created from then on, `captureSdp` and
+   * `strictPrivacy` to what is captured from then on. New `thresholds` replace the detectors: with
+   * `awaitConfiguration` they judge everything kept since the start; later, they start afresh.
+   */
+  configure(configuration: CollectorConfiguration): void;
   stop(): void;
 }
 
@@ -188,10 +220,10 @@ async function hashDeviceId(salt: string, deviceId: string): Promise<string | un
  * polled at 1 Hz and differenced on the device (`statsWindow`); the 1 s windows feed
  * `@svc/detectors`, and samples go out every `sampleIntervalSec` covering the whole interval, or
  * at once (1 s windows, with `cross`) while a detector threshold is crossed. Lifecycle, media and
- * track events go out as they happen, never thinned. ICE candidate addresses and servers, device
- * labels and data-channel payloads are never read into events; `deviceId` is a salted hash; SDP
- * only with `captureSdp` (never with `strictPrivacy`), redacted by the `sdp` module, which is
- * loaded then and only then.
+ * track events go out as they happen, never thinned. ICE candidate addresses and servers and
+ * data-channel payloads are never read into events; `deviceId` is a salted hash; device labels
+ * as the browser supplies them, never with `strictPrivacy`; SDP only with `captureSdp` (never
+ * with `strictPrivacy`), redacted by the `sdp` module, which is loaded then and only then.
  *
  * @example
  * ```ts
@@ -200,26 +232,35 @@ async function hashDeviceId(salt: string, deviceId: string): Promise<string | un
  * ```
  */
 export function createCollector(options: CollectorOptions): Collector {
-  const thresholds = resolveThresholds(options.thresholds);
-  const detector = createDetector({ thresholds });
-  const maxConnections = options.maxPeerConnections ?? 8;
-  const crossing = options.emitOnThresholdCross ?? true;
+  /** The options as `configure` left them. */
+  const settings = { ...options };
+  let thresholds = resolveThresholds(options.thresholds);
+  let detector = createDetector({ thresholds });
+  /** What the detectors were fed while awaiting the configuration (judged once it is there). */
+  let held: DetectorItem[] | undefined = options.awaitConfiguration ? [] : undefined;
+  let settle = () => {};
+  /** Resolved once the privacy mode is final (device labels wait for it). */
+  const settled = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  if (!held) settle();
   const salt = options.salt ?? createId('ses');
   const policy: () => CollectorPolicy =
-    options.policy ?? (() => ({ sampleIntervalSec: options.sampleIntervalSec ?? 5 }));
-  // SDP only when asked for and never in strict mode (PROTOCOL.md §3 privacy).
-  const captureSdp = options.captureSdp === true && options.strictPrivacy !== true;
+    options.policy ?? (() => ({ sampleIntervalSec: settings.sampleIntervalSec ?? 5 }));
   const byPc = new WeakMap<RTCPeerConnection, Tracked>();
   const all: Tracked[] = [];
   const restore: Array<() => void> = [];
   let timer: ReturnType<typeof setInterval> | undefined;
 
-  /** Feeds the detectors; returns the new findings. */
+  /** Feeds the detectors; returns the new findings (none while the configuration is awaited). */
   const findingsOf = (item: DetectorItem) => {
-    const found = detector.push(item);
+    const found = held?.push(item) ? [] : detector.push(item);
     for (const finding of found) options.onFinding?.(finding);
     return found;
   };
+
+  /** A label as the browser supplies it: none when empty, none in strict privacy mode. */
+  const labelOf = (label: string) => (settings.strictPrivacy ? undefined : label.slice(0, 256) || undefined);
 
   /** Emits a call event; its `undefined` fields are left out. */
   function event(tracked: Tracked | undefined, name: string, fields: object = {}) {
@@ -384,7 +425,7 @@ export function createCollector(options: CollectorOptions): Collector {
       // and judges it as the device does (PROTOCOL.md §2). Else a sample over the whole interval
       // since the last one (the first poll set lastEmitted).
       const wasHot = tracked.hot;
-      tracked.hot = crossing && (crossed.length > 0 || hot(window));
+      tracked.hot = (settings.emitOnThresholdCross ?? true) && (crossed.length > 0 || hot(window));
       // (After the first poll both snapshots exist; the same one when nothing is waiting.)
       const quiet = tracked.lastEmitted as StatsSnapshot;
       if (tracked.hot && !wasHot && !now.thresholdCrossingsOnly && before !== quiet)
@@ -416,8 +457,23 @@ export function createCollector(options: CollectorOptions): Collector {
 
   function tick() {
     const polled = Promise.all(all.map(poll));
-    for (const finding of detector.advance(Date.now())) options.onFinding?.(finding);
+    for (const finding of held ? [] : detector.advance(Date.now())) options.onFinding?.(finding);
     return polled;
+  }
+
+  /** Reports a data channel's state as it is now, when it changed (never what it carries). */
+  function watchChannel(tracked: Tracked, channel: RTCDataChannel) {
+    let reported: string | undefined;
+    const report = () => {
+      const state = channel.readyState;
+      if (state !== reported && !tracked.closed)
+        event(tracked, 'data_channel', { label: channel.label.slice(0, 256), state });
+      reported = state;
+    };
+    report();
+    // A channel closed here is `closing` at once, without an event.
+    wrap(channel, 'close', report);
+    for (const type of ['open', 'closing', 'close']) channel.addEventListener(type, report);
   }
 
   function attach(pc: RTCPeerConnection): string {
@@ -426,7 +482,7 @@ export function createCollector(options: CollectorOptions): Collector {
     const tracked: Tracked = {
       id: createId('pc'),
       pc,
-      tracked: all.filter((entry) => entry.tracked).length < maxConnections,
+      tracked: all.filter((entry) => entry.tracked).length < (settings.maxPeerConnections ?? 8),
       createdAt: Date.now(),
       tracks: new Map(),
       media: new WeakMap(),
@@ -439,6 +495,17 @@ export function createCollector(options: CollectorOptions): Collector {
       iceServers: pc.getConfiguration().iceServers?.length ?? 0,
       tracked: tracked.tracked,
     });
+    // An ICE restart, whoever started it (restartIce(), createOffer({ iceRestart: true }), the
+    // remote peer, whose restart this side answers with new credentials too): the local
+    // description carries an ICE ufrag never seen before. Once per restart; a rollback to an
+    // earlier ufrag is none.
+    const ufrags = new Set<string>();
+    const checkRestart = () => {
+      const ufrag = /a=ice-ufrag:(\S+)/.exec(pc.localDescription?.sdp ?? '')?.[1];
+      if (ufrag && !ufrags.has(ufrag) && ufrags.add(ufrag).size > 1) event(tracked, 'ice_restart');
+    };
+    checkRestart();
+    pc.addEventListener('signalingstatechange', checkRestart);
     for (const [name, property] of STATE_EVENTS) {
       let prev: string = pc[property];
       let since = tracked.createdAt;
@@ -462,24 +529,22 @@ export function createCollector(options: CollectorOptions): Collector {
         errorText: errorCode > 700 && errorText ? errorText.slice(0, 256) : undefined,
       }),
     );
-    // The channel's label and state, never what it carries.
-    pc.addEventListener('datachannel', ({ channel }) =>
-      event(tracked, 'data_channel', { label: channel.label.slice(0, 256), state: channel.readyState }),
-    );
+    // Data channels, the remote peer's and this side's: label and state.
+    pc.addEventListener('datachannel', ({ channel }) => watchChannel(tracked, channel));
+    wrap(pc, 'createDataChannel', (channel: RTCDataChannel) => watchChannel(tracked, channel));
     wrap(pc, 'close', () => close(tracked));
-    wrap(pc, 'restartIce', () => event(tracked, 'ice_restart'));
-    // Each description applied becomes an `sdp` event, described and redacted by the `sdp`
-    // module (its own chunk, fetched once: the loader keeps it); a failed call sends nothing.
-    if (captureSdp)
-      for (const name of ['setLocalDescription', 'setRemoteDescription'] as const)
-        wrap(pc, name, (applied: Promise<void>, [given]) =>
-          applied
-            .then(() => import('./sdp.ts'))
-            .then(
-              (sdp) => event(tracked, 'sdp', sdp.describeApplied(pc, name, given)),
-              () => {},
-            ),
-        );
+    // With `captureSdp` (never in strict mode), each description applied becomes an `sdp`
+    // event, described and redacted by the `sdp` module (its own chunk, fetched once: the loader
+    // keeps it); a failed call sends nothing.
+    for (const name of ['setLocalDescription', 'setRemoteDescription'] as const)
+      wrap(pc, name, (applied: Promise<void>, [given]) =>
+        applied
+          .then(() => (settings.captureSdp && !settings.strictPrivacy ? import('./sdp.ts') : undefined))
+          .then(
+            (sdp) => sdp && event(tracked, 'sdp', sdp.describeApplied(pc, name, given)),
+            () => {},
+          ),
+      );
     timer ??= setInterval(tick, options.pollMs ?? 1000);
     return tracked.id;
   }
@@ -491,6 +556,7 @@ export function createCollector(options: CollectorOptions): Collector {
   }
 
   async function mediaAcquired(stream: MediaStream, screen: boolean) {
+    await settled;
     for (const track of stream.getTracks()) {
       const settings = track.getSettings();
       const deviceId = screen ? undefined : await hashDeviceId(salt, settings.deviceId ?? '');
@@ -500,6 +566,8 @@ export function createCollector(options: CollectorOptions): Collector {
         h: settings.height,
         fps: settings.frameRate && Math.round(settings.frameRate * 10) / 10,
         deviceId,
+        // A device's label; a screen is no device.
+        label: screen ? undefined : labelOf(track.label),
       });
     }
   }
@@ -515,14 +583,23 @@ export function createCollector(options: CollectorOptions): Collector {
     void tick();
   }
 
-  /** The counts last reported: an app's own `enumerateDevices()` reports only a change. */
+  /** The inventory last reported: an app's own `enumerateDevices()` reports only a change. */
   let reported = '';
   async function inventory(name: 'device_inventory' | 'device_change', listed: Promise<MediaDeviceInfo[]>) {
     try {
+      const devices = await listed;
+      await settled;
       const counts: Record<string, number> = { audioinput: 0, videoinput: 0, audiooutput: 0 };
-      for (const { kind } of await listed) counts[kind] = (counts[kind] as number) + 1;
-      const key = JSON.stringify(counts);
-      if (name === 'device_change' || key !== reported) event(undefined, name, counts);
+      // The labels of each kind, empty ones (before a permission grant) left out; never ids.
+      const labels: Record<string, string[]> = {};
+      for (const { kind, label } of devices) {
+        counts[kind] = (counts[kind] as number) + 1;
+        const text = labelOf(label);
+        if (text) labels[kind] = [...(labels[kind] ?? []), text];
+      }
+      const fields = { ...counts, labels: Object.keys(labels).length > 0 ? labels : undefined };
+      const key = JSON.stringify(fields);
+      if (name === 'device_change' || key !== reported) event(undefined, name, fields);
       reported = key;
     } catch {
       // Not allowed here: no inventory.
@@ -537,6 +614,17 @@ export function createCollector(options: CollectorOptions): Collector {
         .map((tracked) => tracked.last ?? { pc: tracked.id, state: tracked.pc.connectionState });
     },
     poll: tick,
+    configure(configuration) {
+      Object.assign(settings, defined({ ...configuration }));
+      if (configuration.thresholds || held) {
+        thresholds = resolveThresholds(settings.thresholds);
+        detector = createDetector({ thresholds });
+        const kept = held ?? [];
+        held = undefined;
+        for (const item of kept) findingsOf(item);
+      }
+      settle();
+    },
     instrument(target = globalThis) {
       const Original = target.RTCPeerConnection;
       if (Original !== undefined) {

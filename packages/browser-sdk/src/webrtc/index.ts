@@ -9,6 +9,7 @@
 
 export {
   type Collector,
+  type CollectorConfiguration,
   type CollectorOptions,
   type CollectorPolicy,
   classifyMediaError,

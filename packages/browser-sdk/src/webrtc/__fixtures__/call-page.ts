@@ -5,6 +5,7 @@
  * page (fake camera and microphone). Everything is on `window.callPage`, for `page.evaluate`.
  */
 
+import type { Finding } from '@svc/detectors';
 import { type Collector, type CollectorOptions, createCollector } from '../index.ts';
 
 /** An emitted `call.event` or `call.sample`, as plain data. */
@@ -43,6 +44,7 @@ export interface Call {
 }
 
 const emitted: Emitted[] = [];
+const found: Finding[] = [];
 const calls: Call[] = [];
 let collector: Collector | undefined;
 
@@ -52,11 +54,13 @@ const NEVER_MS = 2 ** 31 - 1;
 function start(options: Omit<CollectorOptions, 'emit'> & { instrument?: boolean } = {}): void {
   collector?.stop();
   emitted.length = 0;
+  found.length = 0;
   const { instrument = true, ...rest } = options;
   collector = createCollector({
     pollMs: NEVER_MS,
     ...rest,
     emit: (event) => emitted.push(event as unknown as Emitted),
+    onFinding: (finding) => found.push(finding),
   });
   if (instrument) collector.instrument();
 }
@@ -78,18 +82,29 @@ function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   });
 }
 
+/** How a renegotiation goes: which end offers (default the caller), and the offer's options. */
+export interface NegotiateOptions {
+  offerer?: 'caller' | 'callee';
+  /** Passed to `createOffer` (e.g. `{ iceRestart: true }`); without, `setLocalDescription()` makes the offer. */
+  offer?: RTCOfferOptions;
+}
+
 /** Offer and answer between the two ends (trickled candidates, or all gathered first). */
-async function negotiate(call: Call, gatherFirst = false): Promise<void> {
-  const { caller, callee, seen } = call;
-  await caller.setLocalDescription();
-  if (gatherFirst) await until(() => caller.iceGatheringState === 'complete');
-  const offer = caller.localDescription as RTCSessionDescription;
+async function negotiate(call: Call, gatherFirst = false, options: NegotiateOptions = {}): Promise<void> {
+  const { seen } = call;
+  const [offerer, answerer] =
+    options.offerer === 'callee' ? [call.callee, call.caller] : [call.caller, call.callee];
+  await offerer.setLocalDescription(
+    options.offer === undefined ? undefined : await offerer.createOffer(options.offer),
+  );
+  if (gatherFirst) await until(() => offerer.iceGatheringState === 'complete');
+  const offer = offerer.localDescription as RTCSessionDescription;
   seen.descriptions.push(offer.sdp);
-  await callee.setRemoteDescription(offer);
-  await callee.setLocalDescription();
-  const answer = callee.localDescription as RTCSessionDescription;
+  await answerer.setRemoteDescription(offer);
+  await answerer.setLocalDescription();
+  const answer = answerer.localDescription as RTCSessionDescription;
   seen.descriptions.push(answer.sdp);
-  await caller.setRemoteDescription(answer);
+  await offerer.setRemoteDescription(answer);
 }
 
 /** Starts a call and waits until both ends are connected; returns its index. */
@@ -192,11 +207,14 @@ const callPage = {
   statsAddresses,
   /** The calls of the page, by index (their peer connections stay in the page). */
   calls,
-  negotiate: (index: number) => negotiate(calls[index] as Call),
+  negotiate: (index: number, options?: NegotiateOptions) => negotiate(calls[index] as Call, false, options),
   poll: () => running().poll(),
   follow,
   measurePoll,
   attach: (pc: RTCPeerConnection) => running().attach(pc),
+  configure: (configuration: Parameters<Collector['configure']>[0]) => running().configure(configuration),
+  /** The findings of the collector's on-device detectors so far (its `onFinding`). */
+  findings: (): Finding[] => structuredClone(found),
   /** What the collector emitted so far (copies), optionally only the call events of one name. */
   emitted: (name?: string): Emitted[] =>
     structuredClone(name === undefined ? emitted : emitted.filter((event) => event.name === name)),
