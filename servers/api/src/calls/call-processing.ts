@@ -282,6 +282,8 @@ export interface CallProcessingResult {
    * new items to its progress.
    */
   recomputed: boolean;
+  /** Calls whose score was summed again from all their samples (a window longer than every one before). */
+  rescored: number;
   calls: number;
   openCalls: number;
   findings: number;
@@ -396,6 +398,7 @@ async function runCallJob(
       chunksRead: 0,
       itemsAdded: 0,
       recomputed: false,
+      rescored: 0,
       calls: 0,
       openCalls: 0,
       findings: 0,
@@ -435,6 +438,7 @@ async function runCallJob(
   // Go on from the progress when the new items all come after what it consumed; else recompute.
   let progress: SessionProgress;
   let pieces: SeriesPiece[];
+  let rescored = 0;
   const recomputed = kept === undefined || !comesAfter(kept, fresh);
   if (!recomputed) {
     progress = kept;
@@ -446,6 +450,7 @@ async function runCallJob(
       rescoreCall(progress, pc, [...(await findCallSamples(database, projectId, sessionId, pc)), ...own]);
     }
     pieces = added.pieces;
+    rescored = added.rescore.length;
   } else {
     progress = startProgress(thresholds);
     const all = [...(await findCallItems(database, projectId, sessionId)), ...fresh];
@@ -600,6 +605,7 @@ async function runCallJob(
     chunksRead: unread.length,
     itemsAdded: fresh.length,
     recomputed,
+    rescored,
     calls: calls.length,
     openCalls: open.length,
     findings: findings.length,
