@@ -1,4 +1,4 @@
-import { resolveThresholds, type Thresholds } from '@svc/detectors';
+import { type Finding, resolveThresholds, type Thresholds } from '@svc/detectors';
 import { type CallEvent, type CallSample, parseChunk } from '@svc/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Kysely, sql, type Transaction } from 'kysely';
@@ -15,11 +15,12 @@ import {
   deleteCallProgress,
   deleteSeriesSegments,
   findCallItems,
-  findCallProgress,
   findCallSamples,
   findChunksAfter,
+  findErrorSignals,
   foldSeriesSegments,
   insertSeriesSegments,
+  loadCallJob,
   type SessionChunk,
   type StoredCallProgress,
   saveCallProgress,
@@ -387,12 +388,8 @@ async function runCallJob(
 ): Promise<CallProcessingResult> {
   const { database } = dependencies;
   const { projectId, sessionId } = job;
-  const project = await database
-    .selectFrom('projects')
-    .select(['id', 'organization_id', 'wrapped_data_key', 'settings'])
-    .where('id', '=', projectId)
-    .executeTakeFirst();
-  if (project === undefined) {
+  const input = await loadCallJob(database, projectId, sessionId);
+  if (input === undefined) {
     await finishCallJob(database, job, undefined);
     return {
       chunksRead: 0,
@@ -408,17 +405,21 @@ async function runCallJob(
       deliveries: 0,
     };
   }
+  const { project, stored, session } = input;
   const settings = readSettings(project.settings);
   const thresholds = resolveThresholds(settings.detectorThresholds);
 
-  // What was consumed: the progress, and the chunks after its watermark (all of them without one).
-  const stored = await findCallProgress(database, projectId, sessionId);
+  // What was consumed: the progress, and the chunks after its watermark (all of them when the
+  // progress cannot be gone on from).
   const kept = usableProgress(stored, thresholds);
   const watermark =
     stored !== undefined && kept !== undefined
       ? stored
       : { consumedSeq: -1, consumedSentAt: null, consumedReceivedAt: null };
-  const chunks = await findChunksAfter(database, projectId, sessionId, watermark.consumedSeq);
+  const chunks =
+    stored !== undefined && kept === undefined && stored.consumedSeq >= 0
+      ? await findChunksAfter(database, projectId, sessionId, -1)
+      : input.chunks;
   const unread = chunks.filter((chunk) => chunk.callItemCount > 0 && !chunk.consumed);
   const fresh: PlacedCallItem[] = [];
   for (const chunk of unread) {
@@ -457,15 +458,8 @@ async function runCallJob(
     pieces = addItems(progress, sortItems(all)).pieces;
   }
 
-  // The session's facts the calls copy, and when it was last seen alive: its newest chunk's
-  // `sentAt` (client clock) and arrival (server clock).
-  const session = await database
-    .selectFrom('sessions')
-    .select(SESSION_FACTS)
-    .select(['started_at', 'url'])
-    .where('project_id', '=', projectId)
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
+  // When the session was last seen alive: its newest chunk's `sentAt` (client clock) and
+  // arrival (server clock).
   const sent = latest([watermark.consumedSentAt, ...chunks.map((chunk) => chunk.sentAt)]);
   const received = latest([watermark.consumedReceivedAt, ...chunks.map((chunk) => chunk.receivedAt)]);
   const lastSent = sent === null ? 0 : sent.getTime();
@@ -498,13 +492,14 @@ async function runCallJob(
     }
   }
 
-  const errors = await database
-    .selectFrom('session_signals')
-    .select(['seq', 'event_index', 't', 'name', 'message', 'details'])
-    .where('project_id', '=', projectId)
-    .where('session_id', '=', sessionId)
-    .where('kind', '=', 'error')
-    .execute();
+  // Issue clusters hear of the session only when its occurrences changed: a finding appeared or
+  // went, or an error has no occurrence yet (otherwise recording them again changes nothing).
+  const findingKeys = findingOccurrences(findings).map((occurrence) => occurrence.key);
+  const occurrencesChanged =
+    input.unrecordedErrors ||
+    findingKeys.length !== input.findingOccurrenceKeys.length ||
+    findingKeys.some((key) => !input.findingOccurrenceKeys.includes(key));
+  const errors = occurrencesChanged ? await findErrorSignals(database, projectId, sessionId) : [];
   const occurrences = [...findingOccurrences(findings), ...errors.map(errorOccurrence)];
 
   const recorded = await database.transaction().execute(async (transaction) => {
@@ -540,56 +535,24 @@ async function runCallJob(
       const callId = callIds.get(pc);
       if (callId !== undefined) await foldSeriesSegments(transaction, projectId, callId);
     }
+    await writeFindings(transaction, projectId, sessionId, findings, callIds, input.findings);
 
-    // Findings: one row per (pc, kind); a finding that no longer holds (a late chunk showed the
-    // call connected after all) is removed, one that still holds keeps its created_at.
-    const findingRows = findings.map((finding) => ({
-      project_id: projectId,
-      session_id: sessionId,
-      pc: finding.pc ?? '',
-      kind: finding.kind,
-      call_id: finding.pc === undefined ? null : (callIds.get(finding.pc) ?? null),
-      severity: finding.severity,
-      t: new Date(finding.t),
-      track: finding.track ?? null,
-      evidence: JSON.stringify(finding.evidence),
-    }));
-    let stale = transaction
-      .deleteFrom('call_findings')
-      .where('project_id', '=', projectId)
-      .where('session_id', '=', sessionId);
-    if (findingRows.length > 0) {
-      stale = stale.where(({ not, or, and, eb }) =>
-        not(or(findingRows.map((row) => and([eb('pc', '=', row.pc), eb('kind', '=', row.kind)])))),
-      );
-      await transaction
-        .insertInto('call_findings')
-        .values(findingRows)
-        .onConflict((conflict) =>
-          conflict.columns(['project_id', 'session_id', 'pc', 'kind']).doUpdateSet((update) => ({
-            call_id: update.ref('excluded.call_id'),
-            severity: update.ref('excluded.severity'),
-            t: update.ref('excluded.t'),
-            track: update.ref('excluded.track'),
-            evidence: update.ref('excluded.evidence'),
-            updated_at: sql<Date>`now()`,
-          })),
-        )
-        .execute();
-    }
-    await stale.execute();
     let notified: { occurrences: number; events: number; deliveries: number } | undefined;
     if (session !== undefined) {
       const described = {
         id: sessionId,
-        startedAt: new Date(session.started_at).getTime(),
+        startedAt: session.started_at.getTime(),
         release: session.release,
         environment: session.environment,
         url: session.url,
       };
       const at = { now: new Date(serverNow), appUrl: dependencies.appUrl };
-      const clustered = await recordOccurrences(transaction, project, described, occurrences, at);
-      const custom = await notifyCustomEvents(transaction, project, described, at);
+      const clustered = occurrencesChanged
+        ? await recordOccurrences(transaction, project, described, occurrences, at)
+        : { added: 0, events: [], deliveries: 0 };
+      const custom = input.unhandledCustomEvents
+        ? await notifyCustomEvents(transaction, project, described, at)
+        : { events: [], deliveries: 0 };
       notified = {
         occurrences: clustered.added,
         events: clustered.events.length + custom.events.length,
@@ -618,6 +581,86 @@ async function runCallJob(
     deliveries: recorded?.deliveries ?? 0,
     ...(recheckAt === undefined ? {} : { recheckAt }),
   };
+}
+
+/** A finding row as compared with the stored one: every column that matters, as text. */
+function findingIdentity(row: {
+  pc: string;
+  kind: string;
+  call_id: string | null;
+  severity: string;
+  t: Date | string;
+  track: string | null;
+  evidence: Record<string, unknown>;
+}): string {
+  const evidence = Object.keys(row.evidence)
+    .sort()
+    .map((key) => [key, row.evidence[key]]);
+  return JSON.stringify([
+    row.pc,
+    row.kind,
+    row.call_id,
+    row.severity,
+    new Date(row.t).getTime(),
+    row.track,
+    evidence,
+  ]);
+}
+
+/**
+ * Findings: one row per (pc, kind); a finding that no longer holds (a late chunk showed the call
+ * connected after all) is removed, one that still holds keeps its created_at. Nothing is written
+ * when the stored rows are already these.
+ */
+async function writeFindings(
+  transaction: Transaction<Database>,
+  projectId: string,
+  sessionId: string,
+  findings: readonly Finding[],
+  callIds: ReadonlyMap<string, string>,
+  stored: ReadonlyArray<Parameters<typeof findingIdentity>[0]>,
+): Promise<void> {
+  const findingRows = findings.map((finding) => ({
+    project_id: projectId,
+    session_id: sessionId,
+    pc: finding.pc ?? '',
+    kind: finding.kind,
+    call_id: finding.pc === undefined ? null : (callIds.get(finding.pc) ?? null),
+    severity: finding.severity,
+    t: new Date(finding.t),
+    track: finding.track ?? null,
+    evidence: finding.evidence as Record<string, unknown>,
+  }));
+  const storedIdentities = new Set(stored.map(findingIdentity));
+  if (
+    findingRows.length === stored.length &&
+    findingRows.every((row) => storedIdentities.has(findingIdentity(row)))
+  )
+    return;
+  let stale = transaction
+    .deleteFrom('call_findings')
+    .where('project_id', '=', projectId)
+    .where('session_id', '=', sessionId);
+  if (findingRows.length > 0) {
+    stale = stale.where(({ not, or, and, eb }) =>
+      not(or(findingRows.map((row) => and([eb('pc', '=', row.pc), eb('kind', '=', row.kind)])))),
+    );
+    await transaction
+      .insertInto('call_findings')
+      .values(findingRows.map((row) => ({ ...row, evidence: JSON.stringify(row.evidence) })))
+      .onConflict((conflict) =>
+        conflict.columns(['project_id', 'session_id', 'pc', 'kind']).doUpdateSet((update) => ({
+          call_id: update.ref('excluded.call_id'),
+          severity: update.ref('excluded.severity'),
+          t: update.ref('excluded.t'),
+          track: update.ref('excluded.track'),
+          evidence: update.ref('excluded.evidence'),
+          updated_at: sql<Date>`now()`,
+        })),
+      )
+      .execute();
+  }
+  await stale.execute();
 }
 
 /**

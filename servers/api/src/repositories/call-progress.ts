@@ -23,29 +23,6 @@ export interface StoredCallProgress {
   progress: unknown;
 }
 
-/** The session's progress row, or undefined (none yet, or reset for a recomputation). */
-export async function findCallProgress(
-  database: Executor,
-  projectId: string,
-  sessionId: string,
-): Promise<StoredCallProgress | undefined> {
-  const row = await database
-    .selectFrom('call_progress')
-    .select(['version', 'consumed_seq', 'consumed_sent_at', 'consumed_received_at', 'progress'])
-    .where('project_id', '=', projectId)
-    .where('session_id', '=', sessionId)
-    .executeTakeFirst();
-  return row === undefined
-    ? undefined
-    : {
-        version: row.version,
-        consumedSeq: row.consumed_seq,
-        consumedSentAt: row.consumed_sent_at,
-        consumedReceivedAt: row.consumed_received_at,
-        progress: row.progress,
-      };
-}
-
 /**
  * Writes a session's progress over the version that was read (`undefined`: there was no row).
  * Returns false, writing nothing, when another job wrote it (or a reprocessing reset it) since:
@@ -301,4 +278,183 @@ export async function foldSeriesSegments(
     }
   }
   await deleteSeriesSegments(transaction, projectId, [callId]);
+}
+
+/** Everything a call job reads before it computes, in one statement: see {@link loadCallJob}. */
+export interface CallJobInput {
+  project: { id: string; organization_id: string; wrapped_data_key: Uint8Array; settings: unknown };
+  /** The session's progress row, if any. */
+  stored: StoredCallProgress | undefined;
+  /** The session's facts the calls copy, if the session row exists. */
+  session:
+    | {
+        browser_name: string | null;
+        browser_version: string | null;
+        os_name: string | null;
+        os_version: string | null;
+        device: string | null;
+        release: string | null;
+        environment: string | null;
+        user_id: string | null;
+        started_at: Date;
+        url: string | null;
+      }
+    | undefined;
+  /** The chunks after the stored watermark (all of them without a progress row). */
+  chunks: SessionChunk[];
+  /** The occurrence keys of the session's findings recorded in issue clusters. */
+  findingOccurrenceKeys: string[];
+  /** Whether an error signal of the session has no recorded occurrence yet. */
+  unrecordedErrors: boolean;
+  /** Whether the session has custom events not yet matched against custom rules. */
+  unhandledCustomEvents: boolean;
+  /** The session's stored findings, as `pc/kind` → row (to write only what changed). */
+  findings: Array<{
+    pc: string;
+    kind: string;
+    call_id: string | null;
+    severity: string;
+    t: string;
+    track: string | null;
+    evidence: Record<string, unknown>;
+  }>;
+}
+
+/**
+ * What a call job reads, in one statement (one round trip, where separate queries cost a job
+ * most of its time): the project, the session's progress and facts, the chunks after the
+ * progress's watermark, what the session's issue clusters and custom events need to be told,
+ * and the stored findings. `undefined` when the project is gone.
+ */
+export async function loadCallJob(
+  database: Executor,
+  projectId: string,
+  sessionId: string,
+): Promise<CallJobInput | undefined> {
+  const { rows } = await sql<{
+    id: string;
+    organization_id: string;
+    wrapped_data_key: Uint8Array;
+    settings: unknown;
+    version: number | null;
+    consumed_seq: number | null;
+    consumed_sent_at: Date | null;
+    consumed_received_at: Date | null;
+    progress: unknown;
+    has_session: boolean;
+    browser_name: string | null;
+    browser_version: string | null;
+    os_name: string | null;
+    os_version: string | null;
+    device: string | null;
+    release: string | null;
+    environment: string | null;
+    user_id: string | null;
+    started_at: Date | null;
+    url: string | null;
+    chunks: Array<{
+      seq: number;
+      blob_key: string;
+      call_item_count: number;
+      sent_at: string;
+      received_at: string;
+      consumed: boolean;
+    }>;
+    finding_keys: string[];
+    unrecorded_errors: boolean;
+    unhandled_custom: boolean;
+    findings: CallJobInput['findings'];
+  }>`
+    select p.id, p.organization_id, p.wrapped_data_key, p.settings,
+      cp.version, cp.consumed_seq, cp.consumed_sent_at, cp.consumed_received_at, cp.progress,
+      s.id is not null as has_session, s.browser_name, s.browser_version, s.os_name, s.os_version,
+      s.device, s.release, s.environment, s.user_id, s.started_at, s.url,
+      (select coalesce(jsonb_agg(c order by c.seq), '[]'::jsonb) from (
+        select seq, blob_key, call_item_count, sent_at, received_at,
+          call_item_count > 0 and exists (
+            select 1 from call_items
+            where call_items.project_id = chunks.project_id and call_items.session_id = chunks.session_id
+              and call_items.seq = chunks.seq) as consumed
+        from chunks
+        where chunks.project_id = p.id and chunks.session_id = ${sessionId}
+          and chunks.seq > coalesce(cp.consumed_seq, -1)) as c) as chunks,
+      (select coalesce(jsonb_agg(occurrence_key), '[]'::jsonb) from cluster_occurrences as o
+        where o.project_id = p.id and o.session_id = ${sessionId} and o.occurrence_key like 'finding:%')
+        as finding_keys,
+      exists (
+        select 1 from session_signals as e
+        where e.project_id = p.id and e.session_id = ${sessionId} and e.kind = 'error'
+          and not exists (
+            select 1 from cluster_occurrences as o
+            where o.project_id = e.project_id and o.session_id = e.session_id
+              and o.occurrence_key = 'error:' || e.seq || ':' || e.event_index)) as unrecorded_errors,
+      exists (
+        select 1 from session_signals as u
+        where u.project_id = p.id and u.session_id = ${sessionId} and u.kind = 'custom'
+          and u.handled_at is null) as unhandled_custom,
+      (select coalesce(jsonb_agg(f), '[]'::jsonb) from (
+        select pc, kind, call_id, severity, t, track, evidence from call_findings
+        where call_findings.project_id = p.id and call_findings.session_id = ${sessionId}) as f) as findings
+    from projects as p
+    left join call_progress as cp on cp.project_id = p.id and cp.session_id = ${sessionId}
+    left join sessions as s on s.project_id = p.id and s.id = ${sessionId}
+    where p.id = ${projectId}`.execute(database);
+  const row = rows[0];
+  if (row === undefined) return undefined;
+  return {
+    project: {
+      id: row.id,
+      organization_id: row.organization_id,
+      wrapped_data_key: row.wrapped_data_key,
+      settings: row.settings,
+    },
+    stored:
+      row.version === null
+        ? undefined
+        : {
+            version: row.version,
+            consumedSeq: row.consumed_seq ?? -1,
+            consumedSentAt: row.consumed_sent_at === null ? null : new Date(row.consumed_sent_at),
+            consumedReceivedAt: row.consumed_received_at === null ? null : new Date(row.consumed_received_at),
+            progress: row.progress,
+          },
+    session:
+      row.has_session && row.started_at !== null
+        ? {
+            browser_name: row.browser_name,
+            browser_version: row.browser_version,
+            os_name: row.os_name,
+            os_version: row.os_version,
+            device: row.device,
+            release: row.release,
+            environment: row.environment,
+            user_id: row.user_id,
+            started_at: new Date(row.started_at),
+            url: row.url,
+          }
+        : undefined,
+    chunks: row.chunks.map((chunk) => ({
+      seq: chunk.seq,
+      blobKey: chunk.blob_key,
+      callItemCount: chunk.call_item_count,
+      sentAt: new Date(chunk.sent_at),
+      receivedAt: new Date(chunk.received_at),
+      consumed: chunk.consumed,
+    })),
+    findingOccurrenceKeys: row.finding_keys,
+    unrecordedErrors: row.unrecorded_errors,
+    unhandledCustomEvents: row.unhandled_custom,
+    findings: row.findings,
+  };
+}
+
+/** The session's error signals (for their issue cluster occurrences). */
+export async function findErrorSignals(database: Executor, projectId: string, sessionId: string) {
+  return database
+    .selectFrom('session_signals')
+    .select(['seq', 'event_index', 't', 'name', 'message', 'details'])
+    .where('project_id', '=', projectId)
+    .where('session_id', '=', sessionId)
+    .where('kind', '=', 'error')
+    .execute();
 }
