@@ -1,10 +1,11 @@
 import { type Finding, resolveThresholds, type Thresholds } from '@svc/detectors';
 import { type CallEvent, type CallSample, parseChunk } from '@svc/protocol';
 import type { FastifyBaseLogger } from 'fastify';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { BlobStore } from '../blob-store/index.ts';
 import type { MasterKey } from '../crypto/index.ts';
 import { insertBatches } from '../database/insert-batches.ts';
+import { preparedStatement } from '../database/prepared-statement.ts';
 import type { Database } from '../database/schema.ts';
 import type { NewCall, NewCallItem } from '../database/tables/calls.table.ts';
 import type { Session } from '../database/tables/sessions.table.ts';
@@ -12,6 +13,8 @@ import { createId } from '../ids.ts';
 import { errorOccurrence, findingOccurrences, recordOccurrences } from '../issues/clusters.ts';
 import { notifyCustomEvents } from '../notifications/custom-events.ts';
 import {
+  type CALL_COLUMNS,
+  type CallJobInput,
   deleteCallProgress,
   deleteSeriesSegments,
   findCallItems,
@@ -20,10 +23,12 @@ import {
   findErrorSignals,
   foldSeriesSegments,
   insertSeriesSegments,
+  KEPT_CALL_COLUMNS,
   loadCallJob,
   type SessionChunk,
   type StoredCallProgress,
   saveCallProgress,
+  writeIncrementalJob,
 } from '../repositories/call-progress.ts';
 import { readChunkBytes } from '../routes/sessions/chunk-reader.ts';
 import { readSettings } from '../settings.ts';
@@ -63,6 +68,18 @@ export interface ClaimedCallJob {
   attempts: number;
 }
 
+/** The claim of {@link claimCallJobs}, prepared once per connection ($1 lease seconds, $2 limit). */
+const CLAIM_CALL_JOBS = `${preparedStatement('svc_claim_call_jobs')}
+  update call_jobs set locked_until = now() + make_interval(secs => $1::float8), attempts = attempts + 1
+  where (project_id, session_id) in (
+    select project_id, session_id from call_jobs
+    where due_at <= now() and (locked_until is null or locked_until <= now())
+    order by due_at
+    limit $2::int
+    for update skip locked
+  )
+  returning project_id, session_id, generation, attempts`;
+
 /**
  * Claims up to `limit` due jobs for `leaseMs` (a worker that dies loses them when the lease
  * ends). Concurrent workers, in this process or others on the same PostgreSQL, never claim the
@@ -73,21 +90,12 @@ export async function claimCallJobs(
   limit: number,
   leaseMs: number,
 ): Promise<ClaimedCallJob[]> {
-  const { rows } = await sql<{
+  const { rows } = await database.executeQuery<{
     project_id: string;
     session_id: string;
     generation: number;
     attempts: number;
-  }>`
-    update call_jobs set locked_until = now() + make_interval(secs => ${leaseMs / 1000}), attempts = attempts + 1
-    where (project_id, session_id) in (
-      select project_id, session_id from call_jobs
-      where due_at <= now() and (locked_until is null or locked_until <= now())
-      order by due_at
-      limit ${limit}
-      for update skip locked
-    )
-    returning project_id, session_id, generation, attempts`.execute(database);
+  }>(CompiledQuery.raw(CLAIM_CALL_JOBS, [leaseMs / 1000, limit]));
   return rows.map((row) => ({
     projectId: row.project_id,
     sessionId: row.session_id,
@@ -191,7 +199,8 @@ export function callItemsOfChunk(bytes: Uint8Array, seq: number): PlacedCallItem
   return placed;
 }
 
-function itemRow(projectId: string, sessionId: string, entry: PlacedCallItem): NewCallItem {
+/** A `call_items` row, its item as a value (for a jsonb parameter). */
+function itemRecord(projectId: string, sessionId: string, entry: PlacedCallItem) {
   const { item } = entry;
   return {
     project_id: projectId,
@@ -202,21 +211,23 @@ function itemRow(projectId: string, sessionId: string, entry: PlacedCallItem): N
     t: new Date(item.t),
     type: item.type,
     name: item.type === 'call.event' ? item.name : null,
-    item: JSON.stringify(item) as never,
+    item,
   };
 }
 
-/** Columns of a `calls` row that a recomputation never changes: its key and its id. */
-const KEPT_CALL_COLUMNS = new Set(['project_id', 'id', 'session_id', 'pc']);
+function itemRow(projectId: string, sessionId: string, entry: PlacedCallItem): NewCallItem {
+  const record = itemRecord(projectId, sessionId, entry);
+  return { ...record, item: JSON.stringify(record.item) as never };
+}
 
-/** The `calls` row of a call (its id is kept when the call exists). */
-function callRow(
+/** The `calls` row of a call, jsonb columns as values (its id is kept when the call exists). */
+function callRecord(
   projectId: string,
   sessionId: string,
   call: CallFacts,
   session: SessionFacts | undefined,
   series: object,
-): NewCall {
+) {
   return {
     project_id: projectId,
     id: createId('call'),
@@ -233,8 +244,8 @@ function callRow(
     failed_to_connect: call.failedToConnect,
     failure_reason: call.failureReason,
     relayed: call.relayed,
-    local_types: JSON.stringify(call.localTypes),
-    remote_types: JSON.stringify(call.remoteTypes),
+    local_types: call.localTypes,
+    remote_types: call.remoteTypes,
     protocol: call.protocol,
     network_type: call.networkType,
     browser_name: session?.browser_name ?? null,
@@ -247,14 +258,27 @@ function callRow(
     end_user_id: session?.user_id ?? null,
     quality_score: call.qualityScore,
     codec: call.codec,
-    codecs: JSON.stringify(call.codecs),
+    codecs: call.codecs,
     sample_count: call.sampleCount,
     track_count: call.trackCount,
-    issue_kinds: JSON.stringify(call.issueKinds),
+    issue_kinds: call.issueKinds,
     issue_count: call.issueKinds.length,
     has_issue: call.hasIssue,
     max_severity: call.maxSeverity,
-    series: JSON.stringify(series),
+    series,
+  } satisfies Record<(typeof CALL_COLUMNS)[number], unknown>;
+}
+
+/** The `calls` row of a call for kysely (jsonb columns as JSON text). */
+function callRow(...parameters: Parameters<typeof callRecord>): NewCall {
+  const record = callRecord(...parameters);
+  return {
+    ...record,
+    local_types: JSON.stringify(record.local_types),
+    remote_types: JSON.stringify(record.remote_types),
+    codecs: JSON.stringify(record.codecs),
+    issue_kinds: JSON.stringify(record.issue_kinds),
+    series: JSON.stringify(record.series),
   };
 }
 
@@ -499,6 +523,66 @@ async function runCallJob(
     input.unrecordedErrors ||
     findingKeys.length !== input.findingOccurrenceKeys.length ||
     findingKeys.some((key) => !input.findingOccurrenceKeys.includes(key));
+  const findingsChanged = !sameFindings(findings, input.findings);
+
+  const result = {
+    chunksRead: unread.length,
+    itemsAdded: fresh.length,
+    recomputed,
+    rescored,
+    calls: calls.length,
+    openCalls: open.length,
+    findings: findings.length,
+    trackSamples: pieces.reduce(
+      (sum, piece) => sum + (piece.track === null ? 0 : (piece.series.t?.length ?? 0)),
+      0,
+    ),
+    ...(recheckAt === undefined ? {} : { recheckAt }),
+  };
+
+  // The usual live job: new items added to open calls, nothing else changed. One statement.
+  if (
+    !recomputed &&
+    stored !== undefined &&
+    recheckAt !== undefined &&
+    folded.size === 0 &&
+    !findingsChanged &&
+    !occurrencesChanged &&
+    !input.unhandledCustomEvents
+  ) {
+    const saved = await writeIncrementalJob(database, {
+      projectId,
+      sessionId,
+      readVersion: stored.version,
+      ...consumed,
+      progress,
+      items: fresh.map((entry) => itemRecord(projectId, sessionId, entry)),
+      calls: calls.map((call) => callRecord(projectId, sessionId, call, session, emptyConnectionSeries())),
+      tracks: progress.calls.flatMap((call) =>
+        call.tracks
+          .filter((track) => pieces.some((piece) => piece.pc === call.pc && piece.track === track.id))
+          .map((track) => ({
+            pc: call.pc,
+            track_id: track.id,
+            kind: track.kind,
+            dir: track.dir,
+            sample_count: track.sampleCount,
+          })),
+      ),
+      segments: pieces.map((piece) => ({
+        pc: piece.pc,
+        track_id: piece.track ?? '',
+        first_sample: piece.firstSample,
+        sample_count: piece.series.t?.length ?? 0,
+        series: piece.series,
+      })),
+      generation: job.generation,
+      dueAt: recheckAt,
+    });
+    if (!saved) throw new ProgressConflict(`Another job processed session ${sessionId} meanwhile`);
+    return { ...result, occurrences: 0, events: 0, deliveries: 0 };
+  }
+
   const errors = occurrencesChanged ? await findErrorSignals(database, projectId, sessionId) : [];
   const occurrences = [...findingOccurrences(findings), ...errors.map(errorOccurrence)];
 
@@ -535,7 +619,7 @@ async function runCallJob(
       const callId = callIds.get(pc);
       if (callId !== undefined) await foldSeriesSegments(transaction, projectId, callId);
     }
-    await writeFindings(transaction, projectId, sessionId, findings, callIds, input.findings);
+    if (findingsChanged) await writeFindings(transaction, projectId, sessionId, findings, callIds);
 
     let notified: { occurrences: number; events: number; deliveries: number } | undefined;
     if (session !== undefined) {
@@ -565,52 +649,52 @@ async function runCallJob(
   if ((recorded?.deliveries ?? 0) > 0) dependencies.onDeliveriesQueued?.();
 
   return {
-    chunksRead: unread.length,
-    itemsAdded: fresh.length,
-    recomputed,
-    rescored,
-    calls: calls.length,
-    openCalls: open.length,
-    findings: findings.length,
-    trackSamples: pieces.reduce(
-      (sum, piece) => sum + (piece.track === null ? 0 : (piece.series.t?.length ?? 0)),
-      0,
-    ),
+    ...result,
     occurrences: recorded?.occurrences ?? 0,
     events: recorded?.events ?? 0,
     deliveries: recorded?.deliveries ?? 0,
-    ...(recheckAt === undefined ? {} : { recheckAt }),
   };
 }
 
-/** A finding row as compared with the stored one: every column that matters, as text. */
+/** A finding as compared with its stored row: every column that matters but its call id, as text. */
 function findingIdentity(row: {
   pc: string;
   kind: string;
-  call_id: string | null;
   severity: string;
-  t: Date | string;
+  t: Date | string | number;
   track: string | null;
   evidence: Record<string, unknown>;
 }): string {
   const evidence = Object.keys(row.evidence)
     .sort()
     .map((key) => [key, row.evidence[key]]);
-  return JSON.stringify([
-    row.pc,
-    row.kind,
-    row.call_id,
-    row.severity,
-    new Date(row.t).getTime(),
-    row.track,
-    evidence,
-  ]);
+  return JSON.stringify([row.pc, row.kind, row.severity, new Date(row.t).getTime(), row.track, evidence]);
+}
+
+/**
+ * Whether the stored finding rows are already these findings (a call keeps its id, so its
+ * findings' `call_id` cannot have changed).
+ */
+function sameFindings(findings: readonly Finding[], stored: CallJobInput['findings']): boolean {
+  if (findings.length !== stored.length) return false;
+  const identities = new Set(stored.map(findingIdentity));
+  return findings.every((finding) =>
+    identities.has(
+      findingIdentity({
+        pc: finding.pc ?? '',
+        kind: finding.kind,
+        severity: finding.severity,
+        t: finding.t,
+        track: finding.track ?? null,
+        evidence: finding.evidence,
+      }),
+    ),
+  );
 }
 
 /**
  * Findings: one row per (pc, kind); a finding that no longer holds (a late chunk showed the call
- * connected after all) is removed, one that still holds keeps its created_at. Nothing is written
- * when the stored rows are already these.
+ * connected after all) is removed, one that still holds keeps its created_at.
  */
 async function writeFindings(
   transaction: Transaction<Database>,
@@ -618,7 +702,6 @@ async function writeFindings(
   sessionId: string,
   findings: readonly Finding[],
   callIds: ReadonlyMap<string, string>,
-  stored: ReadonlyArray<Parameters<typeof findingIdentity>[0]>,
 ): Promise<void> {
   const findingRows = findings.map((finding) => ({
     project_id: projectId,
@@ -629,14 +712,8 @@ async function writeFindings(
     severity: finding.severity,
     t: new Date(finding.t),
     track: finding.track ?? null,
-    evidence: finding.evidence as Record<string, unknown>,
+    evidence: JSON.stringify(finding.evidence),
   }));
-  const storedIdentities = new Set(stored.map(findingIdentity));
-  if (
-    findingRows.length === stored.length &&
-    findingRows.every((row) => storedIdentities.has(findingIdentity(row)))
-  )
-    return;
   let stale = transaction
     .deleteFrom('call_findings')
     .where('project_id', '=', projectId)
@@ -647,7 +724,7 @@ async function writeFindings(
     );
     await transaction
       .insertInto('call_findings')
-      .values(findingRows.map((row) => ({ ...row, evidence: JSON.stringify(row.evidence) })))
+      .values(findingRows)
       .onConflict((conflict) =>
         conflict.columns(['project_id', 'session_id', 'pc', 'kind']).doUpdateSet((update) => ({
           call_id: update.ref('excluded.call_id'),

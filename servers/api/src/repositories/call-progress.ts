@@ -1,8 +1,9 @@
 import type { CallEvent, CallSample } from '@svc/protocol';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { PlacedCallItem } from '../calls/call-progress.ts';
 import { joinSeries, type Series } from '../calls/series.ts';
 import { insertBatches } from '../database/insert-batches.ts';
+import { preparedStatement } from '../database/prepared-statement.ts';
 import type { Database } from '../database/schema.ts';
 
 // The state of incremental call processing (migration 2026-11-28-incremental-calls): a
@@ -320,51 +321,44 @@ export interface CallJobInput {
   }>;
 }
 
-/**
- * What a call job reads, in one statement (one round trip, where separate queries cost a job
- * most of its time): the project, the session's progress and facts, the chunks after the
- * progress's watermark, what the session's issue clusters and custom events need to be told,
- * and the stored findings. `undefined` when the project is gone.
- */
-export async function loadCallJob(
-  database: Executor,
-  projectId: string,
-  sessionId: string,
-): Promise<CallJobInput | undefined> {
-  const { rows } = await sql<{
-    id: string;
-    organization_id: string;
-    wrapped_data_key: Uint8Array;
-    settings: unknown;
-    version: number | null;
-    consumed_seq: number | null;
-    consumed_sent_at: Date | null;
-    consumed_received_at: Date | null;
-    progress: unknown;
-    has_session: boolean;
-    browser_name: string | null;
-    browser_version: string | null;
-    os_name: string | null;
-    os_version: string | null;
-    device: string | null;
-    release: string | null;
-    environment: string | null;
-    user_id: string | null;
-    started_at: Date | null;
-    url: string | null;
-    chunks: Array<{
-      seq: number;
-      blob_key: string;
-      call_item_count: number;
-      sent_at: string;
-      received_at: string;
-      consumed: boolean;
-    }>;
-    finding_keys: string[];
-    unrecorded_errors: boolean;
-    unhandled_custom: boolean;
-    findings: CallJobInput['findings'];
-  }>`
+/** The row of {@link LOAD_CALL_JOB}. */
+type LoadedCallJob = {
+  id: string;
+  organization_id: string;
+  wrapped_data_key: Uint8Array;
+  settings: unknown;
+  version: number | null;
+  consumed_seq: number | null;
+  consumed_sent_at: Date | null;
+  consumed_received_at: Date | null;
+  progress: unknown;
+  has_session: boolean;
+  browser_name: string | null;
+  browser_version: string | null;
+  os_name: string | null;
+  os_version: string | null;
+  device: string | null;
+  release: string | null;
+  environment: string | null;
+  user_id: string | null;
+  started_at: Date | null;
+  url: string | null;
+  chunks: Array<{
+    seq: number;
+    blob_key: string;
+    call_item_count: number;
+    sent_at: string;
+    received_at: string;
+    consumed: boolean;
+  }>;
+  finding_keys: string[];
+  unrecorded_errors: boolean;
+  unhandled_custom: boolean;
+  findings: CallJobInput['findings'];
+};
+
+/** What a call job reads, as one prepared statement ($1 the project, $2 the session). */
+const LOAD_CALL_JOB = `${preparedStatement('svc_load_call_job')}
     select p.id, p.organization_id, p.wrapped_data_key, p.settings,
       cp.version, cp.consumed_seq, cp.consumed_sent_at, cp.consumed_received_at, cp.progress,
       s.id is not null as has_session, s.browser_name, s.browser_version, s.os_name, s.os_version,
@@ -376,29 +370,44 @@ export async function loadCallJob(
             where call_items.project_id = chunks.project_id and call_items.session_id = chunks.session_id
               and call_items.seq = chunks.seq) as consumed
         from chunks
-        where chunks.project_id = p.id and chunks.session_id = ${sessionId}
+        where chunks.project_id = p.id and chunks.session_id = $2
           and chunks.seq > coalesce(cp.consumed_seq, -1)) as c) as chunks,
       (select coalesce(jsonb_agg(occurrence_key), '[]'::jsonb) from cluster_occurrences as o
-        where o.project_id = p.id and o.session_id = ${sessionId} and o.occurrence_key like 'finding:%')
+        where o.project_id = p.id and o.session_id = $2 and o.occurrence_key like 'finding:%')
         as finding_keys,
       exists (
         select 1 from session_signals as e
-        where e.project_id = p.id and e.session_id = ${sessionId} and e.kind = 'error'
+        where e.project_id = p.id and e.session_id = $2 and e.kind = 'error'
           and not exists (
             select 1 from cluster_occurrences as o
             where o.project_id = e.project_id and o.session_id = e.session_id
               and o.occurrence_key = 'error:' || e.seq || ':' || e.event_index)) as unrecorded_errors,
       exists (
         select 1 from session_signals as u
-        where u.project_id = p.id and u.session_id = ${sessionId} and u.kind = 'custom'
+        where u.project_id = p.id and u.session_id = $2 and u.kind = 'custom'
           and u.handled_at is null) as unhandled_custom,
       (select coalesce(jsonb_agg(f), '[]'::jsonb) from (
         select pc, kind, call_id, severity, t, track, evidence from call_findings
-        where call_findings.project_id = p.id and call_findings.session_id = ${sessionId}) as f) as findings
+        where call_findings.project_id = p.id and call_findings.session_id = $2) as f) as findings
     from projects as p
-    left join call_progress as cp on cp.project_id = p.id and cp.session_id = ${sessionId}
-    left join sessions as s on s.project_id = p.id and s.id = ${sessionId}
-    where p.id = ${projectId}`.execute(database);
+    left join call_progress as cp on cp.project_id = p.id and cp.session_id = $2
+    left join sessions as s on s.project_id = p.id and s.id = $2
+    where p.id = $1`;
+
+/**
+ * What a call job reads, in one statement (one round trip, where separate queries cost a job
+ * most of its time): the project, the session's progress and facts, the chunks after the
+ * progress's watermark, what the session's issue clusters and custom events need to be told,
+ * and the stored findings. `undefined` when the project is gone.
+ */
+export async function loadCallJob(
+  database: Executor,
+  projectId: string,
+  sessionId: string,
+): Promise<CallJobInput | undefined> {
+  const { rows } = await database.executeQuery<LoadedCallJob>(
+    CompiledQuery.raw(LOAD_CALL_JOB, [projectId, sessionId]),
+  );
   const row = rows[0];
   if (row === undefined) return undefined;
   return {
@@ -457,4 +466,177 @@ export async function findErrorSignals(database: Executor, projectId: string, se
     .where('session_id', '=', sessionId)
     .where('kind', '=', 'error')
     .execute();
+}
+
+/** Columns of a `calls` row as processing writes it (`created_at`, `updated_at` apart). */
+export const CALL_COLUMNS = [
+  'project_id',
+  'id',
+  'session_id',
+  'pc',
+  'started_at',
+  'last_item_at',
+  'ended_at',
+  'duration_ms',
+  'state',
+  'end_reason',
+  'setup_ms',
+  'connected',
+  'failed_to_connect',
+  'failure_reason',
+  'relayed',
+  'local_types',
+  'remote_types',
+  'protocol',
+  'network_type',
+  'browser_name',
+  'browser_version',
+  'os_name',
+  'os_version',
+  'device',
+  'release',
+  'environment',
+  'end_user_id',
+  'quality_score',
+  'codec',
+  'codecs',
+  'sample_count',
+  'track_count',
+  'issue_kinds',
+  'issue_count',
+  'has_issue',
+  'max_severity',
+  'series',
+] as const satisfies ReadonlyArray<keyof Database['calls']>;
+
+/** Columns a recomputation never changes: a call's key and its id. */
+export const KEPT_CALL_COLUMNS: ReadonlySet<string> = new Set(['project_id', 'id', 'session_id', 'pc']);
+
+const ITEM_COLUMNS = [
+  'project_id',
+  'session_id',
+  'seq',
+  'event_index',
+  'pc',
+  't',
+  'type',
+  'name',
+  'item',
+] as const;
+
+const columnList = (columns: readonly string[], table?: string) =>
+  columns.map((column) => (table === undefined ? `"${column}"` : `${table}."${column}"`)).join(', ');
+
+/**
+ * A job that goes on from its session's progress and changes nothing else, written in one
+ * statement (data-modifying CTEs, atomic by themselves): the progress over the version read, the
+ * new items, every call's row (the series in the row kept), the tracks' counts, the new series
+ * pieces and the end of the job (due again at `dueAt`). Every write is conditional on the
+ * progress write, so nothing is written when another job wrote it first. One parameter, a jsonb
+ * object of {@link IncrementalJobWrite}.
+ */
+const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_job')}
+  with input as (select $1::jsonb as j),
+  saved as (
+    update call_progress as progress set
+      version = progress.version + 1,
+      consumed_seq = (input.j->>'consumedSeq')::integer,
+      consumed_sent_at = (input.j->>'consumedSentAt')::timestamptz,
+      consumed_received_at = (input.j->>'consumedReceivedAt')::timestamptz,
+      progress = input.j->'progress',
+      updated_at = now()
+    from input
+    where progress.project_id = input.j->>'projectId' and progress.session_id = input.j->>'sessionId'
+      and progress.version = (input.j->>'readVersion')::integer
+    returning progress.version
+  ),
+  items as (
+    insert into call_items (${columnList(ITEM_COLUMNS)})
+    select ${columnList(ITEM_COLUMNS, 'row')}
+    from input cross join lateral jsonb_populate_recordset(null::call_items, input.j->'items') as row
+    where exists (select 1 from saved)
+    order by row.seq, row.event_index
+    on conflict do nothing
+  ),
+  upserted as (
+    insert into calls (${columnList(CALL_COLUMNS)})
+    select ${columnList(CALL_COLUMNS, 'row')}
+    from input cross join lateral jsonb_populate_recordset(null::calls, input.j->'calls') as row
+    where exists (select 1 from saved)
+    order by row.pc
+    on conflict (project_id, session_id, pc) do update set ${CALL_COLUMNS.filter(
+      (column) => !KEPT_CALL_COLUMNS.has(column) && column !== 'series',
+    )
+      .map((column) => `"${column}" = excluded."${column}"`)
+      .join(', ')}, updated_at = now()
+    returning id, pc
+  ),
+  tracks as (
+    insert into call_tracks (project_id, call_id, track_id, kind, dir, sample_count, series)
+    select input.j->>'projectId', upserted.id, track.track_id, track.kind, track.dir, track.sample_count,
+      '{"t": [], "windowMs": []}'::jsonb
+    from input
+      cross join lateral jsonb_to_recordset(input.j->'tracks')
+        as track (pc text, track_id text, kind text, dir text, sample_count integer)
+      join upserted on upserted.pc = track.pc
+    order by upserted.id, track.track_id
+    on conflict (project_id, call_id, track_id) do update set sample_count = excluded.sample_count
+  ),
+  segments as (
+    insert into call_series_segments (project_id, call_id, track_id, first_sample, sample_count, series)
+    select input.j->>'projectId', upserted.id, segment.track_id, segment.first_sample, segment.sample_count,
+      segment.series
+    from input
+      cross join lateral jsonb_to_recordset(input.j->'segments')
+        as segment (pc text, track_id text, first_sample integer, sample_count integer, series jsonb)
+      join upserted on upserted.pc = segment.pc
+  ),
+  finished as (
+    update call_jobs as job set locked_until = null, attempts = 0, last_error = null,
+      due_at = case when job.generation = (input.j->>'generation')::integer
+        then (input.j->>'dueAt')::timestamptz else job.due_at end
+    from input
+    where job.project_id = input.j->>'projectId' and job.session_id = input.j->>'sessionId'
+      and exists (select 1 from saved)
+  )
+  select count(*)::integer as saved from saved`;
+
+/** What {@link writeIncrementalJob} writes: rows as JSON (jsonb columns as values, times as ISO). */
+export interface IncrementalJobWrite {
+  projectId: string;
+  sessionId: string;
+  readVersion: number;
+  consumedSeq: number;
+  consumedSentAt: Date | null;
+  consumedReceivedAt: Date | null;
+  progress: object;
+  items: ReadonlyArray<Record<(typeof ITEM_COLUMNS)[number], unknown>>;
+  calls: ReadonlyArray<Record<(typeof CALL_COLUMNS)[number], unknown>>;
+  tracks: ReadonlyArray<{ pc: string; track_id: string; kind: string; dir: string; sample_count: number }>;
+  segments: ReadonlyArray<{
+    pc: string;
+    track_id: string;
+    first_sample: number;
+    sample_count: number;
+    series: object;
+  }>;
+  /** The job's generation when claimed, and when it is due again (a call is still open). */
+  generation: number;
+  dueAt: Date;
+}
+
+/**
+ * Writes a job that went on from its session's progress in one statement (see
+ * {@link WRITE_INCREMENTAL_JOB}): what the transaction of the general case writes when only new
+ * items, rows, counts and pieces changed, in one round trip instead of eight. Returns false,
+ * having written nothing, when another job wrote the progress since it was read.
+ */
+export async function writeIncrementalJob(
+  database: Kysely<Database>,
+  write: IncrementalJobWrite,
+): Promise<boolean> {
+  const { rows } = await database.executeQuery<{ saved: number }>(
+    CompiledQuery.raw(WRITE_INCREMENTAL_JOB, [JSON.stringify(write)]),
+  );
+  return rows[0]?.saved === 1;
 }
