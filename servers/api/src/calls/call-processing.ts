@@ -540,13 +540,13 @@ async function runCallJob(
     ...(recheckAt === undefined ? {} : { recheckAt }),
   };
 
-  // The usual live job: new items added to open calls, nothing else changed. One statement.
+  // The usual live job: new items added to calls that are still open, with no news for issue
+  // clusters or custom rules. One statement.
   if (
     !recomputed &&
     stored !== undefined &&
     recheckAt !== undefined &&
     folded.size === 0 &&
-    !findingsChanged &&
     !occurrencesChanged &&
     !input.unhandledCustomEvents
   ) {
@@ -576,6 +576,16 @@ async function runCallJob(
         sample_count: piece.series.t?.length ?? 0,
         series: piece.series,
       })),
+      findings: findingsChanged
+        ? findings.map((finding) => ({
+            pc: finding.pc ?? '',
+            kind: finding.kind,
+            severity: finding.severity,
+            t: new Date(finding.t),
+            track: finding.track ?? null,
+            evidence: finding.evidence,
+          }))
+        : null,
       generation: job.generation,
       dueAt: recheckAt,
     });

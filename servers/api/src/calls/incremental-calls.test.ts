@@ -386,6 +386,34 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
     });
   });
 
+  it('rewrites a finding judged again at every job (the frozen share of an open call) as a backlog would', async () => {
+    const { items } = callTimeline({ start: T0, samples: 80, close: false });
+    const frozen = items.map((item) =>
+      item.type === 'call.sample'
+        ? {
+            ...item,
+            tracks: (item.tracks as Json[]).map((track) =>
+              track.id === 'trk_vi' ? { ...track, freezes: 1, freezeMs: 300 } : track,
+            ),
+          }
+        : item,
+    );
+    const sessionId = newSessionId();
+    const runs = splitItems(frozen, 8);
+    const bodies = chunksOf(sessionId, frozen, 8);
+    let ratios = new Set<string>();
+    for (const [seq, body] of bodies.entries()) {
+      await ingest(test.app, project.projectKey, body);
+      expect((await runJobs()).get(sessionId)).toMatchObject({ recomputed: seq === 0 });
+      const live = await view(sessionId);
+      expect(live).toBe(await backlog(runs.slice(0, seq + 1).flat(), seq + 1));
+      const freeze = JSON.parse(live).issues.find((issue: Json) => issue.name === 'webrtc_freeze');
+      if (freeze !== undefined) ratios = new Set([...ratios, `${freeze.t} ${freeze.details.observedMs}`]);
+    }
+    // The finding moved with every job once the call had been observed long enough.
+    expect(ratios.size).toBeGreaterThan(2);
+  });
+
   it('closes an open call for inactivity with its pieces folded into its rows', async () => {
     const { items, end } = callTimeline({ start: T0, samples: 30, close: false });
     const sessionId = newSessionId();

@@ -528,10 +528,11 @@ const columnList = (columns: readonly string[], table?: string) =>
   columns.map((column) => (table === undefined ? `"${column}"` : `${table}."${column}"`)).join(', ');
 
 /**
- * A job that goes on from its session's progress and changes nothing else, written in one
+ * A job that goes on from its session's progress with its calls still open, written in one
  * statement (data-modifying CTEs, atomic by themselves): the progress over the version read, the
  * new items, every call's row (the series in the row kept), the tracks' counts, the new series
- * pieces and the end of the job (due again at `dueAt`). Every write is conditional on the
+ * pieces, the findings when they changed (those that no longer hold deleted) and the end of the
+ * job (due again at `dueAt`). Every write is conditional on the
  * progress write, so nothing is written when another job wrote it first. One parameter, a jsonb
  * object of {@link IncrementalJobWrite}.
  */
@@ -591,6 +592,30 @@ const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_j
         as segment (pc text, track_id text, first_sample integer, sample_count integer, series jsonb)
       join upserted on upserted.pc = segment.pc
   ),
+  findings as (
+    insert into call_findings (project_id, session_id, pc, kind, call_id, severity, t, track, evidence)
+    select input.j->>'projectId', input.j->>'sessionId', finding.pc, finding.kind, upserted.id,
+      finding.severity, finding.t, finding.track, finding.evidence
+    from input
+      cross join lateral jsonb_to_recordset(
+        case when jsonb_typeof(input.j->'findings') = 'array' then input.j->'findings' else '[]'::jsonb end
+      ) as finding (pc text, kind text, severity text, t timestamptz, track text, evidence jsonb)
+      left join upserted on upserted.pc = finding.pc
+    order by finding.pc, finding.kind
+    on conflict (project_id, session_id, pc, kind) do update set call_id = excluded.call_id,
+      severity = excluded.severity, t = excluded.t, track = excluded.track, evidence = excluded.evidence,
+      updated_at = now()
+  ),
+  stale as (
+    delete from call_findings as stored using input
+    where jsonb_typeof(input.j->'findings') = 'array' and exists (select 1 from saved)
+      and stored.project_id = input.j->>'projectId' and stored.session_id = input.j->>'sessionId'
+      and not exists (
+        select 1 from jsonb_to_recordset(
+          case when jsonb_typeof(input.j->'findings') = 'array' then input.j->'findings' else '[]'::jsonb end
+        ) as finding (pc text, kind text)
+        where finding.pc = stored.pc and finding.kind = stored.kind)
+  ),
   finished as (
     update call_jobs as job set locked_until = null, attempts = 0, last_error = null,
       due_at = case when job.generation = (input.j->>'generation')::integer
@@ -620,6 +645,15 @@ export interface IncrementalJobWrite {
     sample_count: number;
     series: object;
   }>;
+  /** The session's findings when they changed (`pc` '' for session-wide ones), else null. */
+  findings: ReadonlyArray<{
+    pc: string;
+    kind: string;
+    severity: string;
+    t: Date;
+    track: string | null;
+    evidence: object;
+  }> | null;
   /** The job's generation when claimed, and when it is due again (a call is still open). */
   generation: number;
   dueAt: Date;
