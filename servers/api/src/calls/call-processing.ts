@@ -342,12 +342,13 @@ const CONFLICT_ATTEMPTS = 3;
  *    progress (a first job, `svc reprocess-calls`, changed thresholds) or a new item comes before
  *    one already consumed (a late chunk), the session is computed from all its items instead;
  * 3. writes the new items, the progress (only over the version it read: two jobs never both
- *    write), the calls, their tracks and series pieces and the findings in one transaction, and
- *    folds a closed call's pieces back into its rows;
- * 4. in that transaction, records the findings and the session's errors into the project's issue
- *    clusters, which write the notifications (events, outbox rows) their changes cause
- *    (`recordOccurrences`), matches new custom events against custom rules
- *    (`notifyCustomEvents`), and ends the job.
+ *    write), the calls, their tracks and series pieces and the findings that changed, and ends
+ *    the job, atomically: the usual live job (calls still open, nothing for issue clusters or
+ *    custom rules) in one statement, any other in a transaction that also folds a closed call's
+ *    pieces back into its rows, records the findings and the session's errors into the project's
+ *    issue clusters when they changed, which write the notifications (events, outbox rows) their
+ *    changes cause (`recordOccurrences`), and matches new custom events against custom rules
+ *    (`notifyCustomEvents`).
  *
  * A job's work is proportional to its new items, not to the session's history. The rows are
  * exactly those of a computation from all the items at once (`summarizeCalls`), however the
@@ -383,9 +384,9 @@ const latest = (dates: ReadonlyArray<Date | null | undefined>): Date | null =>
   );
 
 /**
- * The new watermark: from `consumedSeq`, over the chunks after it that exist in a row and are
- * consumed (or carry no call item, or are being consumed now), with the latest `sentAt` and
- * arrival among the chunks it covers.
+ * The new watermark: from `consumedSeq`, over the chunks after it that follow each other without
+ * a gap (once the job is written each of them is consumed: read by this job or an earlier one,
+ * or without call items), with the latest `sentAt` and arrival among the chunks it covers.
  */
 function advanceWatermark(
   stored: Pick<StoredCallProgress, 'consumedSeq' | 'consumedSentAt' | 'consumedReceivedAt'>,
@@ -455,10 +456,7 @@ async function runCallJob(
     fresh.push(...callItemsOfChunk(bytes, chunk.seq));
   }
   sortItems(fresh);
-  const consumed = advanceWatermark(
-    watermark,
-    chunks.map((chunk) => (chunk.callItemCount > 0 ? { ...chunk, consumed: true } : chunk)),
-  );
+  const consumed = advanceWatermark(watermark, chunks);
 
   // Go on from the progress when the new items all come after what it consumed; else recompute.
   let progress: SessionProgress;
