@@ -318,7 +318,7 @@ describe('incremental call processing', () => {
 });
 
 describe('a late chunk', () => {
-  it('is refused by comesAfter when its items come before the last one added, even within a batch of several chunks', () => {
+  it('is refused when its items come before the last one added, even from a batch of several chunks', () => {
     const thresholds = resolveThresholds({});
     const sampleAt = (seq: number, second: number): PlacedCallItem => ({
       seq,

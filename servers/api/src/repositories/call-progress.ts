@@ -359,40 +359,44 @@ type LoadedCallJob = {
 
 /** What a call job reads, as one prepared statement ($1 the project, $2 the session). */
 const LOAD_CALL_JOB = `${preparedStatement('svc_load_call_job')}
-    select p.id, p.organization_id, p.wrapped_data_key, p.settings,
-      cp.version, cp.consumed_seq, cp.consumed_sent_at, cp.consumed_received_at, cp.progress,
-      s.id is not null as has_session, s.browser_name, s.browser_version, s.os_name, s.os_version,
-      s.device, s.release, s.environment, s.user_id, s.started_at, s.url,
-      (select coalesce(jsonb_agg(c order by c.seq), '[]'::jsonb) from (
+    select project.id, project.organization_id, project.wrapped_data_key, project.settings,
+      progress.version, progress.consumed_seq, progress.consumed_sent_at, progress.consumed_received_at,
+      progress.progress,
+      session.id is not null as has_session, session.browser_name, session.browser_version,
+      session.os_name, session.os_version, session.device, session.release, session.environment,
+      session.user_id, session.started_at, session.url,
+      (select coalesce(jsonb_agg(chunk order by chunk.seq), '[]'::jsonb) from (
         select seq, blob_key, call_item_count, sent_at, received_at,
           call_item_count > 0 and exists (
             select 1 from call_items
             where call_items.project_id = chunks.project_id and call_items.session_id = chunks.session_id
               and call_items.seq = chunks.seq) as consumed
         from chunks
-        where chunks.project_id = p.id and chunks.session_id = $2
-          and chunks.seq > coalesce(cp.consumed_seq, -1)) as c) as chunks,
-      (select coalesce(jsonb_agg(occurrence_key), '[]'::jsonb) from cluster_occurrences as o
-        where o.project_id = p.id and o.session_id = $2 and o.occurrence_key like 'finding:%')
+        where chunks.project_id = project.id and chunks.session_id = $2
+          and chunks.seq > coalesce(progress.consumed_seq, -1)) as chunk) as chunks,
+      (select coalesce(jsonb_agg(occurrence_key), '[]'::jsonb) from cluster_occurrences as occurrence
+        where occurrence.project_id = project.id and occurrence.session_id = $2
+          and occurrence.occurrence_key like 'finding:%')
         as finding_keys,
       exists (
-        select 1 from session_signals as e
-        where e.project_id = p.id and e.session_id = $2 and e.kind = 'error'
+        select 1 from session_signals as error
+        where error.project_id = project.id and error.session_id = $2 and error.kind = 'error'
           and not exists (
-            select 1 from cluster_occurrences as o
-            where o.project_id = e.project_id and o.session_id = e.session_id
-              and o.occurrence_key = 'error:' || e.seq || ':' || e.event_index)) as unrecorded_errors,
+            select 1 from cluster_occurrences as occurrence
+            where occurrence.project_id = error.project_id and occurrence.session_id = error.session_id
+              and occurrence.occurrence_key = 'error:' || error.seq || ':' || error.event_index))
+        as unrecorded_errors,
       exists (
-        select 1 from session_signals as u
-        where u.project_id = p.id and u.session_id = $2 and u.kind = 'custom'
-          and u.handled_at is null) as unhandled_custom,
-      (select coalesce(jsonb_agg(f), '[]'::jsonb) from (
+        select 1 from session_signals as custom
+        where custom.project_id = project.id and custom.session_id = $2 and custom.kind = 'custom'
+          and custom.handled_at is null) as unhandled_custom,
+      (select coalesce(jsonb_agg(finding), '[]'::jsonb) from (
         select pc, kind, call_id, severity, t, track, evidence from call_findings
-        where call_findings.project_id = p.id and call_findings.session_id = $2) as f) as findings
-    from projects as p
-    left join call_progress as cp on cp.project_id = p.id and cp.session_id = $2
-    left join sessions as s on s.project_id = p.id and s.id = $2
-    where p.id = $1`;
+        where call_findings.project_id = project.id and call_findings.session_id = $2) as finding) as findings
+    from projects as project
+    left join call_progress as progress on progress.project_id = project.id and progress.session_id = $2
+    left join sessions as session on session.project_id = project.id and session.id = $2
+    where project.id = $1`;
 
 /**
  * What a call job reads, in one statement (one round trip, where separate queries cost a job
@@ -537,24 +541,25 @@ const columnList = (columns: readonly string[], table?: string) =>
  * object of {@link IncrementalJobWrite}.
  */
 const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_job')}
-  with input as (select $1::jsonb as j),
+  with input as (select $1::jsonb as payload),
   saved as (
     update call_progress as progress set
       version = progress.version + 1,
-      consumed_seq = (input.j->>'consumedSeq')::integer,
-      consumed_sent_at = (input.j->>'consumedSentAt')::timestamptz,
-      consumed_received_at = (input.j->>'consumedReceivedAt')::timestamptz,
-      progress = input.j->'progress',
+      consumed_seq = (input.payload->>'consumedSeq')::integer,
+      consumed_sent_at = (input.payload->>'consumedSentAt')::timestamptz,
+      consumed_received_at = (input.payload->>'consumedReceivedAt')::timestamptz,
+      progress = input.payload->'progress',
       updated_at = now()
     from input
-    where progress.project_id = input.j->>'projectId' and progress.session_id = input.j->>'sessionId'
-      and progress.version = (input.j->>'readVersion')::integer
+    where progress.project_id = input.payload->>'projectId'
+      and progress.session_id = input.payload->>'sessionId'
+      and progress.version = (input.payload->>'readVersion')::integer
     returning progress.version
   ),
   items as (
     insert into call_items (${columnList(ITEM_COLUMNS)})
     select ${columnList(ITEM_COLUMNS, 'row')}
-    from input cross join lateral jsonb_populate_recordset(null::call_items, input.j->'items') as row
+    from input cross join lateral jsonb_populate_recordset(null::call_items, input.payload->'items') as row
     where exists (select 1 from saved)
     order by row.seq, row.event_index
     on conflict do nothing
@@ -562,7 +567,7 @@ const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_j
   upserted as (
     insert into calls (${columnList(CALL_COLUMNS)})
     select ${columnList(CALL_COLUMNS, 'row')}
-    from input cross join lateral jsonb_populate_recordset(null::calls, input.j->'calls') as row
+    from input cross join lateral jsonb_populate_recordset(null::calls, input.payload->'calls') as row
     where exists (select 1 from saved)
     order by row.pc
     on conflict (project_id, session_id, pc) do update set ${CALL_COLUMNS.filter(
@@ -574,10 +579,11 @@ const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_j
   ),
   tracks as (
     insert into call_tracks (project_id, call_id, track_id, kind, dir, sample_count, series)
-    select input.j->>'projectId', upserted.id, track.track_id, track.kind, track.dir, track.sample_count,
+    select input.payload->>'projectId', upserted.id, track.track_id, track.kind, track.dir,
+      track.sample_count,
       '{"t": [], "windowMs": []}'::jsonb
     from input
-      cross join lateral jsonb_to_recordset(input.j->'tracks')
+      cross join lateral jsonb_to_recordset(input.payload->'tracks')
         as track (pc text, track_id text, kind text, dir text, sample_count integer)
       join upserted on upserted.pc = track.pc
     order by upserted.id, track.track_id
@@ -585,20 +591,22 @@ const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_j
   ),
   segments as (
     insert into call_series_segments (project_id, call_id, track_id, first_sample, sample_count, series)
-    select input.j->>'projectId', upserted.id, segment.track_id, segment.first_sample, segment.sample_count,
+    select input.payload->>'projectId', upserted.id, segment.track_id, segment.first_sample,
+      segment.sample_count,
       segment.series
     from input
-      cross join lateral jsonb_to_recordset(input.j->'segments')
+      cross join lateral jsonb_to_recordset(input.payload->'segments')
         as segment (pc text, track_id text, first_sample integer, sample_count integer, series jsonb)
       join upserted on upserted.pc = segment.pc
   ),
   findings as (
     insert into call_findings (project_id, session_id, pc, kind, call_id, severity, t, track, evidence)
-    select input.j->>'projectId', input.j->>'sessionId', finding.pc, finding.kind, upserted.id,
+    select input.payload->>'projectId', input.payload->>'sessionId', finding.pc, finding.kind, upserted.id,
       finding.severity, finding.t, finding.track, finding.evidence
     from input
       cross join lateral jsonb_to_recordset(
-        case when jsonb_typeof(input.j->'findings') = 'array' then input.j->'findings' else '[]'::jsonb end
+        case when jsonb_typeof(input.payload->'findings') = 'array'
+          then input.payload->'findings' else '[]'::jsonb end
       ) as finding (pc text, kind text, severity text, t timestamptz, track text, evidence jsonb)
       left join upserted on upserted.pc = finding.pc
     order by finding.pc, finding.kind
@@ -608,20 +616,21 @@ const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_j
   ),
   stale as (
     delete from call_findings as stored using input
-    where jsonb_typeof(input.j->'findings') = 'array' and exists (select 1 from saved)
-      and stored.project_id = input.j->>'projectId' and stored.session_id = input.j->>'sessionId'
+    where jsonb_typeof(input.payload->'findings') = 'array' and exists (select 1 from saved)
+      and stored.project_id = input.payload->>'projectId' and stored.session_id = input.payload->>'sessionId'
       and not exists (
         select 1 from jsonb_to_recordset(
-          case when jsonb_typeof(input.j->'findings') = 'array' then input.j->'findings' else '[]'::jsonb end
+          case when jsonb_typeof(input.payload->'findings') = 'array'
+          then input.payload->'findings' else '[]'::jsonb end
         ) as finding (pc text, kind text)
         where finding.pc = stored.pc and finding.kind = stored.kind)
   ),
   finished as (
     update call_jobs as job set locked_until = null, attempts = 0, last_error = null,
-      due_at = case when job.generation = (input.j->>'generation')::integer
-        then (input.j->>'dueAt')::timestamptz else job.due_at end
+      due_at = case when job.generation = (input.payload->>'generation')::integer
+        then (input.payload->>'dueAt')::timestamptz else job.due_at end
     from input
-    where job.project_id = input.j->>'projectId' and job.session_id = input.j->>'sessionId'
+    where job.project_id = input.payload->>'projectId' and job.session_id = input.payload->>'sessionId'
       and exists (select 1 from saved)
   )
   select count(*)::integer as saved from saved`;
