@@ -4,6 +4,7 @@ import { T0 } from '../scripts/timeline.ts';
 import { createDetector, type DetectorOptions, detect } from './detector.ts';
 import { SEVERITY_BY_KIND } from './kinds.ts';
 import { compareFindings } from './order.ts';
+import { restoreDetector, snapshotDetector } from './snapshot.ts';
 import type { Thresholds } from './thresholds.ts';
 import type { DetectorItem, Finding, TrackSample } from './types.ts';
 
@@ -252,6 +253,55 @@ describe('detector properties', () => {
           });
           detector.advance(lastT(sorted));
           expect(detector.findings()).toEqual(expected);
+        },
+      ),
+      runs,
+    );
+  });
+
+  it('snapshot and restore (through JSON) at any point, then going on, equals never stopping', () => {
+    const step = fc.record({
+      after: fc.nat(),
+      action: fc.constantFrom('snapshot', 'snapshot', 'advance'),
+      offset: fc.integer({ min: -2000, max: 20_000 }),
+    });
+    fc.assert(
+      fc.property(
+        itemsArbitrary,
+        thresholdsArbitrary,
+        fc.array(step, { maxLength: 12 }),
+        fc.boolean(),
+        (items, thresholds, steps, inOrder) => {
+          // Out of order too: late items are deterministic, and must stay so across a restore.
+          const timeline = inOrder ? byTime(items) : items;
+          const uninterrupted = createDetector({ thresholds });
+          let subject = createDetector({ thresholds });
+          let lastT = T0;
+          const act = (action: string, offset: number) => {
+            if (action === 'advance') {
+              expect(subject.advance(lastT + offset)).toEqual(uninterrupted.advance(lastT + offset));
+              return;
+            }
+            const snapshot = snapshotDetector(subject);
+            const stored = JSON.stringify(snapshot);
+            expect(JSON.parse(stored)).toEqual(snapshot);
+            const restored = restoreDetector(JSON.parse(stored));
+            if (restored === undefined) throw new Error('a snapshot did not restore');
+            subject = restored;
+            expect(subject.findings()).toEqual(uninterrupted.findings());
+          };
+          for (const { action, offset } of steps.filter((entry) => entry.after % (timeline.length + 1) === 0))
+            act(action, offset);
+          timeline.forEach((item, index) => {
+            expect(subject.push(item)).toEqual(uninterrupted.push(item));
+            lastT = item.t;
+            for (const { action, offset } of steps.filter(
+              (entry) => entry.after % (timeline.length + 1) === index + 1,
+            ))
+              act(action, offset);
+          });
+          expect(subject.advance(lastT + 60_000)).toEqual(uninterrupted.advance(lastT + 60_000));
+          expect(subject.findings()).toEqual(uninterrupted.findings());
         },
       ),
       runs,

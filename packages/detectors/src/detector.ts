@@ -61,7 +61,7 @@ const MUTED = 1;
 const ENDED = 2;
 
 /** A run of contiguous windows in which a condition held. */
-interface Run {
+export interface Run {
   active: boolean;
   start: number;
   end: number;
@@ -69,7 +69,7 @@ interface Run {
   worst: number;
 }
 
-interface TrackState {
+export interface TrackState {
   readonly id: string;
   /** The peer connection's sample number in which this track last had a window. */
   lastSampleNumber: number;
@@ -88,12 +88,12 @@ interface TrackState {
   cpuObservedMs: number;
 }
 
-interface ReconnectRecord {
+export interface ReconnectRecord {
   readonly t: number;
   readonly restart: boolean;
 }
 
-interface PeerConnectionState {
+export interface PeerConnectionState {
   readonly id: string;
   fired: number;
   closed: boolean;
@@ -109,6 +109,30 @@ interface PeerConnectionState {
   abandonSamples: CallSample[] | undefined;
   abandonWindowMs: number;
 }
+
+/** `createDetector` going on from a state: what `restoreDetector` calls (the overload hides it). */
+export const continueDetector = createDetector as (options: undefined, restored: EngineState) => Detector;
+
+/**
+ * The whole state of a detector between two calls, as {@link snapshotDetector} reads it and
+ * {@link restoreDetector} gives it back: thresholds, peer connections, those with an armed
+ * connect timeout, the session-wide kinds fired, every finding (in any order), the items of
+ * the batch at `pendingT` not evaluated yet, `pendingT`, `settledT`. A tuple, not an object:
+ * the SDK bundles the engine, and this costs it the fewest bytes.
+ */
+export type EngineState = [
+  thresholds: Thresholds,
+  peerConnections: Map<string, PeerConnectionState>,
+  awaitingConnection: PeerConnectionState[],
+  sessionFired: number,
+  findings: Finding[],
+  pending: DetectorItem[],
+  pendingT: number,
+  settledT: number,
+];
+
+/** The key of the (unlisted) method by which {@link snapshotDetector} reads a detector's state. */
+export const readState: unique symbol = Symbol();
 
 function createRun(): Run {
   return { active: false, start: 0, end: 0, worst: 0 };
@@ -169,22 +193,35 @@ function better(candidate: Finding, current: Finding | undefined): boolean {
  * detector.findings(); // every finding so far
  * ```
  */
-export function createDetector(options?: DetectorOptions): Detector {
-  const thresholds = resolveThresholds(options?.thresholds);
-  const peerConnections = new Map<string, PeerConnectionState>();
-  /** Peer connections with an armed connect timeout. */
-  let awaitingConnection: PeerConnectionState[] = [];
+export function createDetector(options?: DetectorOptions): Detector;
+/** `restored`, passed only by `restoreDetector`: the state to go on from (its thresholds too). */
+export function createDetector(options?: DetectorOptions, restored?: EngineState): Detector {
+  // `all`: every finding so far. `pending`: the batch at `pendingT` (read only while there is
+  // one), not evaluated yet. Every item with t ≤ settledT has been evaluated.
+  // `awaitingConnection`: peer connections with an armed connect timeout.
+  let [
+    thresholds,
+    peerConnections,
+    awaitingConnection,
+    sessionFired,
+    all,
+    pending,
+    pendingT,
+    settledT,
+  ]: EngineState = restored ?? [
+    resolveThresholds(options?.thresholds),
+    new Map(),
+    [],
+    0,
+    [],
+    [],
+    0,
+    -Infinity,
+  ];
   /** Peer connections with reconnect events in the current batch. */
   const reconnectTouched: PeerConnectionState[] = [];
-  let sessionFired = 0;
-  const all: Finding[] = [];
   let sorted = true;
   let emitted: Finding[] = [];
-
-  let pending: DetectorItem[] = [];
-  let pendingT = Number.NEGATIVE_INFINITY;
-  /** Every item with t ≤ settledT has been evaluated. */
-  let settledT = Number.NEGATIVE_INFINITY;
 
   function emit(
     kind: DetectorKind,
@@ -226,9 +263,9 @@ export function createDetector(options?: DetectorOptions): Detector {
         fired: 0,
         closed: false,
         connected: false,
-        deadline: Number.NaN,
+        deadline: NaN,
         sampleNumber: 0,
-        lastSampleEnd: Number.NaN,
+        lastSampleEnd: NaN,
         tracks: new Map(),
         oneWayIn: createRun(),
         oneWayOut: createRun(),
@@ -247,7 +284,7 @@ export function createDetector(options?: DetectorOptions): Detector {
       state = {
         id,
         lastSampleNumber: -1,
-        lastEnd: Number.NaN,
+        lastEnd: NaN,
         liveness: LIVE,
         loss: createRun(),
         rtt: createRun(),
@@ -298,9 +335,9 @@ export function createDetector(options?: DetectorOptions): Detector {
     const judgeCpu = fires(pc, 'webrtc_cpu_limited');
     if (!judgeFreeze && !judgeCpu) return;
     let freezeTrack: TrackState | undefined;
-    let freezeRatio = Number.NEGATIVE_INFINITY;
+    let freezeRatio = -Infinity;
     let cpuTrack: TrackState | undefined;
-    let cpuRatio = Number.NEGATIVE_INFINITY;
+    let cpuRatio = -Infinity;
     for (const track of pc.tracks.values()) {
       if (judgeFreeze && track.freezeObservedMs > 0 && track.freezeObservedMs >= thresholds.minObservedMs) {
         const ratioPct = (100 * track.frozenMs) / track.freezeObservedMs;
@@ -471,7 +508,7 @@ export function createDetector(options?: DetectorOptions): Detector {
       if (pc.abandonWindowMs > thresholds.abandonMs) pc.abandonSamples = undefined;
     }
     if (!usableWindow || !Array.isArray(tracks)) {
-      pc.lastSampleEnd = Number.NaN;
+      pc.lastSampleEnd = NaN;
       pc.oneWayIn.active = false;
       pc.oneWayOut.active = false;
       return;
@@ -623,7 +660,7 @@ export function createDetector(options?: DetectorOptions): Detector {
       if (fires(pc, 'webrtc_freeze')) {
         const maxFreezeMs = entry.maxFreezeMs;
         const freezes = entry.freezes;
-        let longest = Number.NEGATIVE_INFINITY;
+        let longest = -Infinity;
         let source = '';
         if (isFiniteNumber(maxFreezeMs)) {
           longest = maxFreezeMs;
@@ -757,10 +794,10 @@ export function createDetector(options?: DetectorOptions): Detector {
   function take(): Finding[] {
     const result = emitted;
     emitted = [];
-    return result.length > 1 ? result.sort(compareFindings) : result;
+    return result.sort(compareFindings);
   }
 
-  return {
+  const detector: Detector & { [readState]: () => EngineState } = {
     push(item) {
       if (!isItem(item)) return [];
       const t = item.t;
@@ -781,7 +818,7 @@ export function createDetector(options?: DetectorOptions): Detector {
     },
     advance(now) {
       if (!isFiniteNumber(now)) return [];
-      if (pending.length > 0 && pendingT <= now) flush();
+      if (pendingT <= now) flush(); // (nothing to do without a pending batch)
       const time = Math.max(now, settledT);
       expire(time, true);
       settledT = time;
@@ -795,7 +832,18 @@ export function createDetector(options?: DetectorOptions): Detector {
       }
       return all.slice();
     },
+    [readState]: () => [
+      thresholds,
+      peerConnections,
+      awaitingConnection,
+      sessionFired,
+      all,
+      pending,
+      pendingT,
+      settledT,
+    ],
   };
+  return detector;
 }
 
 /** Whether a track's ratio beats the best so far: higher ratio, then lower track id. */
@@ -823,7 +871,7 @@ function wins(ratio: number, track: TrackState, bestRatio: number, best: TrackSt
 export function detect(items: readonly DetectorItem[], options?: DetectorOptions): Finding[] {
   const detector = createDetector(options);
   const valid = Array.isArray(items) ? (items as readonly unknown[]).filter(isItem) : [];
-  let last = Number.NEGATIVE_INFINITY;
+  let last = -Infinity;
   let ordered = true;
   for (const item of valid) {
     if (item.t < last) ordered = false;

@@ -14,6 +14,7 @@ export {
   type TriggerName,
   triggerName,
 } from './kinds.ts';
+export { type DetectorSnapshot, restoreDetector, snapshotDetector } from './snapshot.ts';
 export {
   DEFAULT_THRESHOLDS,
   resolveThresholds,

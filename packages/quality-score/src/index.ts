@@ -1,2 +1,9 @@
-export { scoreCall, scoreSample, scoreTrack } from './score.ts';
+export {
+  addToCallScore,
+  type CallScoreTotals,
+  scoreCall,
+  scoreCallTotals,
+  scoreSample,
+  scoreTrack,
+} from './score.ts';
 export type { CallSample, TrackSample } from './types.ts';

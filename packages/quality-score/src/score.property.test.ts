@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { scoreCall, scoreSample, scoreTrack } from './index.ts';
+import { addToCallScore, scoreCall, scoreCallTotals, scoreSample, scoreTrack } from './index.ts';
 import { callImpairment, sampleImpairment, trackImpairment } from './score.ts';
 import type { CallSample, TrackSample } from './types.ts';
 
@@ -517,3 +517,72 @@ describe('scoreCall', () => {
     );
   });
 });
+
+describe('addToCallScore', () => {
+  it('summed in batches (computed again when a longer window arrives) equals scoreCall to the last bit, and survives JSON', () => {
+    fc.assert(
+      fc.property(
+        callArbitrary(fc.oneof(windowArbitrary, realisticWindowArbitrary, degenerateWindowArbitrary)),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        (samples, cuts) => {
+          const ends = [...new Set(cuts.map((cut) => cut % (samples.length + 1))), samples.length].sort(
+            (a, b) => a - b,
+          );
+          let totals = addToCallScore(undefined, []);
+          let start = 0;
+          for (const end of ends) {
+            const batch = samples.slice(start, end);
+            const stored = JSON.parse(JSON.stringify(totals));
+            const added = addToCallScore(stored, batch);
+            // null only when a scoring sample of the batch has a longer window than every one before.
+            const longest = (list: readonly CallSample[]) =>
+              Math.max(
+                0,
+                ...list.filter((sample) => scoreSample(sample) !== null).map((sample) => sample.windowMs),
+              );
+            expect(added === null).toBe(
+              totals.scoredSamples > 0 && longest(batch) > longest(samples.slice(0, start)),
+            );
+            totals = added ?? addToCallScore(undefined, samples.slice(0, end));
+            expect(callImpairmentOfTotals(totals)).toBe(twoPassImpairment(samples.slice(0, end)));
+            start = end;
+          }
+          expect(scoreCallTotals(totals)).toBe(scoreCall(samples));
+          expect(callImpairment(samples)).toBe(twoPassImpairment(samples));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('scores nothing without a scoring sample, and ignores what is not a list', () => {
+    expect(scoreCallTotals(addToCallScore(undefined, []))).toBeNull();
+    expect(scoreCallTotals(undefined)).toBeNull();
+    expect(scoreCallTotals(null)).toBeNull();
+    expect(addToCallScore(undefined, 'x' as never)).toEqual(addToCallScore(undefined, []));
+  });
+});
+
+/** The unrounded impairment `scoreCallTotals` rounds, for exact comparison with `callImpairment`. */
+function callImpairmentOfTotals(totals: ReturnType<typeof addToCallScore>): number | null {
+  if (totals === null || totals.scoredSamples === 0) return null;
+  return Math.min(100, Math.sqrt(totals.weightedSquares / totals.totalWeight));
+}
+
+/** `callImpairment` as first written (the longest window first, then one sum in order): the reference. */
+function twoPassImpairment(samples: readonly CallSample[]): number | null {
+  const scored = samples.flatMap((sample) => {
+    const impairment = sampleImpairment(sample);
+    return impairment === null ? [] : [{ impairment, windowMs: sample.windowMs }];
+  });
+  if (scored.length === 0) return null;
+  const longest = Math.max(...scored.map((entry) => entry.windowMs));
+  let weightedSquares = 0;
+  let totalWeight = 0;
+  for (const { impairment, windowMs } of scored) {
+    const weight = windowMs / longest;
+    weightedSquares += weight * impairment * impairment;
+    totalWeight += weight;
+  }
+  return Math.min(100, Math.sqrt(weightedSquares / totalWeight));
+}

@@ -220,3 +220,120 @@ export function scoreSample(sample: CallSample): number | null {
 export function scoreCall(samples: readonly CallSample[]): number | null {
   return toScore(callImpairment(samples));
 }
+
+/**
+ * The running sums of {@link scoreCall} over the samples added so far, in their order: what a
+ * server keeps between batches of one call's samples instead of the samples themselves. Plain
+ * JSON data (finite numbers only).
+ *
+ * @example
+ * ```ts
+ * import { addToCallScore, type CallScoreTotals } from '@svc/quality-score';
+ *
+ * const totals: CallScoreTotals = addToCallScore(undefined, firstSamples);
+ * ```
+ */
+export interface CallScoreTotals {
+  /** Samples that scored so far. */
+  readonly scoredSamples: number;
+  /** The longest window of a sample that scored, ms (0 before one did): the unit of the weights. */
+  readonly longestWindowMs: number;
+  /** Σ (w / longestWindowMs) · I², over the scored samples in order. */
+  readonly weightedSquares: number;
+  /** Σ w / longestWindowMs, over the scored samples in order. */
+  readonly totalWeight: number;
+}
+
+/**
+ * Adds samples, in order, after the samples already summed in `totals` (`undefined`: none yet).
+ * {@link scoreCallTotals} of the result equals {@link scoreCall} of all those samples in that
+ * order, to the last bit, however they were split into batches.
+ *
+ * The weights are windows divided by the longest window, so a scoring sample with a window
+ * longer than every scoring sample before it changes every earlier term: then the result is
+ * `null`, and the totals must be computed again from every sample (`addToCallScore(undefined,
+ * allSamples)`). Never `null` when `totals` is `undefined`. Never throws.
+ *
+ * @param totals - the totals of the samples before these, or `undefined`
+ * @param samples - the next samples of the call, in order
+ * @returns the totals of every sample so far, or `null` when they must be computed again
+ * @example
+ * ```ts
+ * import { addToCallScore, scoreCall, scoreCallTotals } from '@svc/quality-score';
+ *
+ * const first = addToCallScore(undefined, firstBatch);
+ * const both =
+ *   addToCallScore(first, secondBatch) ?? addToCallScore(undefined, [...firstBatch, ...secondBatch]);
+ * scoreCallTotals(both) === scoreCall([...firstBatch, ...secondBatch]); // true
+ * ```
+ */
+export function addToCallScore(totals: undefined, samples: readonly CallSample[]): CallScoreTotals;
+export function addToCallScore(
+  totals: CallScoreTotals | undefined,
+  samples: readonly CallSample[],
+): CallScoreTotals | null;
+export function addToCallScore(
+  totals: CallScoreTotals | undefined,
+  samples: readonly CallSample[],
+): CallScoreTotals | null {
+  // The same two passes as callImpairment (which stays as it is: the SDK bundles it, not this),
+  // started from the totals; a property test checks both agree to the last bit.
+  const impairments: number[] = [];
+  const windows: number[] = [];
+  let longestWindowMs = 0;
+  if (Array.isArray(samples)) {
+    for (const sample of samples as readonly CallSample[]) {
+      const impairment = sampleImpairment(sample);
+      if (impairment === null) continue;
+      impairments.push(impairment);
+      windows.push(sample.windowMs);
+      if (sample.windowMs > longestWindowMs) longestWindowMs = sample.windowMs;
+    }
+  }
+  const before = totals ?? { scoredSamples: 0, longestWindowMs: 0, weightedSquares: 0, totalWeight: 0 };
+  if (before.scoredSamples > 0) {
+    if (longestWindowMs > before.longestWindowMs) return null;
+    longestWindowMs = before.longestWindowMs;
+  }
+  let weightedSquares = before.weightedSquares;
+  let totalWeight = before.totalWeight;
+  for (let index = 0; index < impairments.length; index++) {
+    const weight = (windows[index] as number) / longestWindowMs;
+    const impairment = impairments[index] as number;
+    weightedSquares += weight * impairment * impairment;
+    totalWeight += weight;
+  }
+  return {
+    scoredSamples: before.scoredSamples + impairments.length,
+    longestWindowMs,
+    weightedSquares,
+    totalWeight,
+  };
+}
+
+/** Unrounded impairment (0..100) of call totals; `null` when no sample scored. */
+function totalsImpairment(totals: CallScoreTotals | undefined): number | null {
+  if (totals === undefined || !(totals.scoredSamples > 0)) return null;
+  return Math.min(100, Math.sqrt(totals.weightedSquares / totals.totalWeight));
+}
+
+/**
+ * The score of call totals built with {@link addToCallScore}: equals {@link scoreCall} of the
+ * samples added, or `null` when none of them scored (or `totals` is `null` or `undefined`).
+ * Never throws.
+ *
+ * @param totals - totals from {@link addToCallScore}
+ * @returns 0..100, or `null` when there is nothing to score
+ * @example
+ * ```ts
+ * import { addToCallScore, scoreCallTotals } from '@svc/quality-score';
+ *
+ * const clean = { kind: 'audio', dir: 'in', lossPct: 0, rttMs: 40, jitterMs: 5 } as const;
+ * const totals = addToCallScore(undefined, [{ windowMs: 25_000, tracks: [clean] }]);
+ * const more = addToCallScore(totals, [{ windowMs: 5_000, tracks: [{ ...clean, lossPct: 20 }] }]);
+ * scoreCallTotals(more); // 78, as scoreCall of both samples
+ * ```
+ */
+export function scoreCallTotals(totals: CallScoreTotals | null | undefined): number | null {
+  return toScore(totalsImpairment(totals ?? undefined));
+}

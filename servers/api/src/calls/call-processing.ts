@@ -1,19 +1,52 @@
-import { resolveThresholds } from '@svc/detectors';
+import { type Finding, resolveThresholds, type Thresholds } from '@svc/detectors';
 import { type CallEvent, type CallSample, parseChunk } from '@svc/protocol';
 import type { FastifyBaseLogger } from 'fastify';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { BlobStore } from '../blob-store/index.ts';
 import type { MasterKey } from '../crypto/index.ts';
 import { insertBatches } from '../database/insert-batches.ts';
+import { preparedStatement } from '../database/prepared-statement.ts';
 import type { Database } from '../database/schema.ts';
 import type { NewCall, NewCallItem } from '../database/tables/calls.table.ts';
 import type { Session } from '../database/tables/sessions.table.ts';
 import { createId } from '../ids.ts';
 import { errorOccurrence, findingOccurrences, recordOccurrences } from '../issues/clusters.ts';
 import { notifyCustomEvents } from '../notifications/custom-events.ts';
+import {
+  type CALL_COLUMNS,
+  type CallJobInput,
+  deleteCallProgress,
+  deleteSeriesSegments,
+  findCallItems,
+  findCallSamples,
+  findChunksAfter,
+  findErrorSignals,
+  foldSeriesSegments,
+  insertSeriesSegments,
+  KEPT_CALL_COLUMNS,
+  loadCallJob,
+  type SessionChunk,
+  type StoredCallProgress,
+  saveCallProgress,
+  writeIncrementalJob,
+} from '../repositories/call-progress.ts';
 import { readChunkBytes } from '../routes/sessions/chunk-reader.ts';
 import { readSettings } from '../settings.ts';
-import { type CallSummary, type PlacedCallItem, summarizeCalls } from './summarize-calls.ts';
+import {
+  addItems,
+  type CallFacts,
+  comesAfter,
+  type PlacedCallItem,
+  PROGRESS_VERSION,
+  rescoreCall,
+  type SeriesPiece,
+  type SessionProgress,
+  sameThresholds,
+  sortItems,
+  startProgress,
+  summarizeProgress,
+} from './call-progress.ts';
+import { emptyConnectionSeries } from './summarize-calls.ts';
 
 /** What processing needs from the process. */
 export interface CallProcessingDependencies {
@@ -35,6 +68,18 @@ export interface ClaimedCallJob {
   attempts: number;
 }
 
+/** The claim of {@link claimCallJobs}, prepared once per connection ($1 lease seconds, $2 limit). */
+const CLAIM_CALL_JOBS = `${preparedStatement('svc_claim_call_jobs')}
+  update call_jobs set locked_until = now() + make_interval(secs => $1::float8), attempts = attempts + 1
+  where (project_id, session_id) in (
+    select project_id, session_id from call_jobs
+    where due_at <= now() and (locked_until is null or locked_until <= now())
+    order by due_at
+    limit $2::int
+    for update skip locked
+  )
+  returning project_id, session_id, generation, attempts`;
+
 /**
  * Claims up to `limit` due jobs for `leaseMs` (a worker that dies loses them when the lease
  * ends). Concurrent workers, in this process or others on the same PostgreSQL, never claim the
@@ -45,21 +90,12 @@ export async function claimCallJobs(
   limit: number,
   leaseMs: number,
 ): Promise<ClaimedCallJob[]> {
-  const { rows } = await sql<{
+  const { rows } = await database.executeQuery<{
     project_id: string;
     session_id: string;
     generation: number;
     attempts: number;
-  }>`
-    update call_jobs set locked_until = now() + make_interval(secs => ${leaseMs / 1000}), attempts = attempts + 1
-    where (project_id, session_id) in (
-      select project_id, session_id from call_jobs
-      where due_at <= now() and (locked_until is null or locked_until <= now())
-      order by due_at
-      limit ${limit}
-      for update skip locked
-    )
-    returning project_id, session_id, generation, attempts`.execute(database);
+  }>(CompiledQuery.raw(CLAIM_CALL_JOBS, [leaseMs / 1000, limit]));
   return rows.map((row) => ({
     projectId: row.project_id,
     sessionId: row.session_id,
@@ -98,22 +134,26 @@ async function finishCallJob(
 }
 
 /**
- * Queues every session with call data (of one project, or of all) for processing again, due now:
- * after a change of detector thresholds, or of this server's processing. Items already read stay
- * in `call_items`, so this recomputes without reading blobs again.
+ * Queues every session with call data (of one project, or of all) for processing again, due now,
+ * and deletes their incremental progress so that each is recomputed from all its items: after a
+ * change of detector thresholds, or of this server's processing. Items already read stay in
+ * `call_items`, so this recomputes without reading blobs again.
  *
  * @returns how many sessions were queued.
  */
 export async function queueCallReprocessing(database: Kysely<Database>, projectId?: string): Promise<number> {
-  const { rows } = await sql<{ session_id: string }>`
-    insert into call_jobs (project_id, session_id, due_at)
-    select distinct project_id, session_id, now() from chunks
-    where call_item_count > 0 ${projectId === undefined ? sql`` : sql`and project_id = ${projectId}`}
-    order by project_id, session_id
-    on conflict (project_id, session_id) do update
-      set generation = call_jobs.generation + 1, due_at = now()
-    returning session_id`.execute(database);
-  return rows.length;
+  return database.transaction().execute(async (transaction) => {
+    await deleteCallProgress(transaction, projectId);
+    const { rows } = await sql<{ session_id: string }>`
+      insert into call_jobs (project_id, session_id, due_at)
+      select distinct project_id, session_id, now() from chunks
+      where call_item_count > 0 ${projectId === undefined ? sql`` : sql`and project_id = ${projectId}`}
+      order by project_id, session_id
+      on conflict (project_id, session_id) do update
+        set generation = call_jobs.generation + 1, due_at = now()
+      returning session_id`.execute(transaction);
+    return rows.length;
+  });
 }
 
 /** Backoff after the n-th failed attempt: 1 s, 2 s, 4 s, ... at most 10 minutes. */
@@ -159,7 +199,8 @@ export function callItemsOfChunk(bytes: Uint8Array, seq: number): PlacedCallItem
   return placed;
 }
 
-function itemRow(projectId: string, sessionId: string, entry: PlacedCallItem): NewCallItem {
+/** A `call_items` row, its item as a value (for a jsonb parameter). */
+function itemRecord(projectId: string, sessionId: string, entry: PlacedCallItem) {
   const { item } = entry;
   return {
     project_id: projectId,
@@ -170,20 +211,23 @@ function itemRow(projectId: string, sessionId: string, entry: PlacedCallItem): N
     t: new Date(item.t),
     type: item.type,
     name: item.type === 'call.event' ? item.name : null,
-    item: JSON.stringify(item) as never,
+    item,
   };
 }
 
-/** Columns of a `calls` row that a recomputation never changes: its key and its id. */
-const KEPT_CALL_COLUMNS = new Set(['project_id', 'id', 'session_id', 'pc']);
+function itemRow(projectId: string, sessionId: string, entry: PlacedCallItem): NewCallItem {
+  const record = itemRecord(projectId, sessionId, entry);
+  return { ...record, item: JSON.stringify(record.item) as never };
+}
 
-/** The `calls` row of a summary (its id is kept when the call exists). */
-function callRow(
+/** The `calls` row of a call, jsonb columns as values (its id is kept when the call exists). */
+function callRecord(
   projectId: string,
   sessionId: string,
-  call: CallSummary,
+  call: CallFacts,
   session: SessionFacts | undefined,
-): NewCall {
+  series: object,
+) {
   return {
     project_id: projectId,
     id: createId('call'),
@@ -200,8 +244,8 @@ function callRow(
     failed_to_connect: call.failedToConnect,
     failure_reason: call.failureReason,
     relayed: call.relayed,
-    local_types: JSON.stringify(call.localTypes),
-    remote_types: JSON.stringify(call.remoteTypes),
+    local_types: call.localTypes,
+    remote_types: call.remoteTypes,
     protocol: call.protocol,
     network_type: call.networkType,
     browser_name: session?.browser_name ?? null,
@@ -214,14 +258,27 @@ function callRow(
     end_user_id: session?.user_id ?? null,
     quality_score: call.qualityScore,
     codec: call.codec,
-    codecs: JSON.stringify(call.codecs),
+    codecs: call.codecs,
     sample_count: call.sampleCount,
-    track_count: call.tracks.length,
-    issue_kinds: JSON.stringify(call.issueKinds),
+    track_count: call.trackCount,
+    issue_kinds: call.issueKinds,
     issue_count: call.issueKinds.length,
     has_issue: call.hasIssue,
     max_severity: call.maxSeverity,
-    series: JSON.stringify(call.series),
+    series,
+  } satisfies Record<(typeof CALL_COLUMNS)[number], unknown>;
+}
+
+/** The `calls` row of a call for kysely (jsonb columns as JSON text). */
+function callRow(...parameters: Parameters<typeof callRecord>): NewCall {
+  const record = callRecord(...parameters);
+  return {
+    ...record,
+    local_types: JSON.stringify(record.local_types),
+    remote_types: JSON.stringify(record.remote_types),
+    codecs: JSON.stringify(record.codecs),
+    issue_kinds: JSON.stringify(record.issue_kinds),
+    series: JSON.stringify(record.series),
   };
 }
 
@@ -244,9 +301,18 @@ export interface CallProcessingResult {
   /** Chunks read from the blob store in this run (their items are now in `call_items`). */
   chunksRead: number;
   itemsAdded: number;
+  /**
+   * Whether the session was computed from all its items (no usable progress, other thresholds,
+   * or a late chunk whose items come before items already consumed) rather than by adding the
+   * new items to its progress.
+   */
+  recomputed: boolean;
+  /** Calls whose score was summed again from all their samples (a window longer than every one before). */
+  rescored: number;
   calls: number;
   openCalls: number;
   findings: number;
+  /** Track samples added to the calls' series in this run (all of the session's when recomputed). */
   trackSamples: number;
   /** Occurrences newly recorded into issue clusters, and the notifications they caused. */
   occurrences: number;
@@ -256,41 +322,105 @@ export interface CallProcessingResult {
   recheckAt?: Date;
 }
 
+/** Another job wrote the session's progress while this one ran: this one's work is discarded. */
+class ProgressConflict extends Error {}
+
+/** Runs of a job that lost a race on its session's progress before it gives up (and is retried later). */
+const CONFLICT_ATTEMPTS = 3;
+
 /**
- * Processes one session's call data and errors:
+ * Processes one session's call data and errors, incrementally:
  *
- * 1. reads the chunks with call items that were not read yet (late chunks included) from the
- *    blob store and validates their items as ingest did;
- * 2. recomputes every call of the session from all its items: a call row per peer connection
- *    (`scoreCall`, setup time, path, network, codec, the session's browser/os/device/release/user),
- *    per-track metric series, and `@svc/detectors` findings with the project's thresholds;
- * 3. writes the new items, the calls, their tracks and findings in one transaction;
- * 4. in that transaction, records the findings and the session's errors into the project's issue
- *    clusters, which write the notifications (events, outbox rows) their changes cause
- *    (`recordOccurrences`), matches new custom events against custom rules
- *    (`notifyCustomEvents`), and ends the job.
+ * 1. reads the session's progress (`call_progress`: the detector's snapshot, each call's facts,
+ *    the score's sums, and the watermark of consumed chunks) and the chunks after its watermark;
+ *    reads the chunks with call items not consumed yet (late chunks included) from the blob
+ *    store and validates their items as ingest did;
+ * 2. adds the new items, in session order, to the progress: the calls' rows are computed from it
+ *    (`scoreCall`, setup time, path, network, codec, the session's browser/os/device/release/user)
+ *    with the findings of `@svc/detectors` (project thresholds, judged up to the session's last
+ *    sign of life), and the new samples' series are appended as pieces. When there is no usable
+ *    progress (a first job, `svc reprocess-calls`, changed thresholds) or a new item comes before
+ *    one already consumed (a late chunk), the session is computed from all its items instead;
+ * 3. writes the new items, the progress (only over the version it read: two jobs never both
+ *    write), the calls, their tracks and series pieces and the findings that changed, and ends
+ *    the job, atomically: the usual live job (calls still open, nothing for issue clusters or
+ *    custom rules) in one statement, any other in a transaction that also folds a closed call's
+ *    pieces back into its rows, records the findings and the session's errors into the project's
+ *    issue clusters when they changed, which write the notifications (events, outbox rows) their
+ *    changes cause (`recordOccurrences`), and matches new custom events against custom rules
+ *    (`notifyCustomEvents`).
  *
- * Deterministic (the same items give the same rows) and idempotent: a job run twice, or a crash
- * between two runs, changes nothing. Calls with no `pc_closed` are closed once the session sent
- * nothing for the project's `calls.inactivityTimeoutSec`.
+ * A job's work is proportional to its new items, not to the session's history. The rows are
+ * exactly those of a computation from all the items at once (`summarizeCalls`), however the
+ * items were chunked and whatever order chunks arrived in. Idempotent: a job run twice, or a
+ * crash between two runs, changes nothing. Calls with no `pc_closed` are closed once the session
+ * sent nothing for the project's `calls.inactivityTimeoutSec`.
  */
 export async function processCallJob(
   dependencies: CallProcessingDependencies,
   job: ClaimedCallJob,
   serverNow: number = Date.now(),
 ): Promise<CallProcessingResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runCallJob(dependencies, job, serverNow);
+    } catch (error) {
+      if (!(error instanceof ProgressConflict) || attempt >= CONFLICT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** The stored progress when processing can go on from it: same format, same thresholds. */
+function usableProgress(stored: StoredCallProgress | undefined, thresholds: Thresholds) {
+  const progress = stored?.progress as SessionProgress | undefined;
+  if (progress?.version !== PROGRESS_VERSION) return undefined;
+  return sameThresholds(progress.detector.thresholds, thresholds) ? progress : undefined;
+}
+
+const latest = (dates: ReadonlyArray<Date | null | undefined>): Date | null =>
+  dates.reduce<Date | null>(
+    (found, date) => (date == null || (found !== null && found >= date) ? found : new Date(date)),
+    null,
+  );
+
+/**
+ * The new watermark: from `consumedSeq`, over the chunks after it that follow each other without
+ * a gap (once the job is written each of them is consumed: read by this job or an earlier one,
+ * or without call items), with the latest `sentAt` and arrival among the chunks it covers.
+ */
+function advanceWatermark(
+  stored: Pick<StoredCallProgress, 'consumedSeq' | 'consumedSentAt' | 'consumedReceivedAt'>,
+  chunks: readonly SessionChunk[],
+): Pick<StoredCallProgress, 'consumedSeq' | 'consumedSentAt' | 'consumedReceivedAt'> {
+  let { consumedSeq } = stored;
+  const covered: SessionChunk[] = [];
+  for (const chunk of chunks) {
+    if (chunk.seq !== consumedSeq + 1) break;
+    consumedSeq = chunk.seq;
+    covered.push(chunk);
+  }
+  return {
+    consumedSeq,
+    consumedSentAt: latest([stored.consumedSentAt, ...covered.map((chunk) => chunk.sentAt)]),
+    consumedReceivedAt: latest([stored.consumedReceivedAt, ...covered.map((chunk) => chunk.receivedAt)]),
+  };
+}
+
+async function runCallJob(
+  dependencies: CallProcessingDependencies,
+  job: ClaimedCallJob,
+  serverNow: number,
+): Promise<CallProcessingResult> {
   const { database } = dependencies;
   const { projectId, sessionId } = job;
-  const project = await database
-    .selectFrom('projects')
-    .select(['id', 'organization_id', 'wrapped_data_key', 'settings'])
-    .where('id', '=', projectId)
-    .executeTakeFirst();
-  if (project === undefined) {
+  const input = await loadCallJob(database, projectId, sessionId);
+  if (input === undefined) {
     await finishCallJob(database, job, undefined);
     return {
       chunksRead: 0,
       itemsAdded: 0,
+      recomputed: false,
+      rescored: 0,
       calls: 0,
       openCalls: 0,
       findings: 0,
@@ -300,87 +430,67 @@ export async function processCallJob(
       deliveries: 0,
     };
   }
+  const { project, stored, session } = input;
   const settings = readSettings(project.settings);
+  const thresholds = resolveThresholds(settings.detectorThresholds);
 
-  const unread = await database
-    .selectFrom('chunks')
-    .select(['session_id', 'seq', 'blob_key'])
-    .where('project_id', '=', projectId)
-    .where('session_id', '=', sessionId)
-    .where('call_item_count', '>', 0)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('call_items')
-            .select(sql.lit(1).as('one'))
-            .whereRef('call_items.project_id', '=', 'chunks.project_id')
-            .whereRef('call_items.session_id', '=', 'chunks.session_id')
-            .whereRef('call_items.seq', '=', 'chunks.seq'),
-        ),
-      ),
-    )
-    .orderBy('seq')
-    .execute();
-  const added: PlacedCallItem[] = [];
+  // What was consumed: the progress, and the chunks after its watermark (all of them when the
+  // progress cannot be gone on from).
+  const kept = usableProgress(stored, thresholds);
+  const watermark =
+    stored !== undefined && kept !== undefined
+      ? stored
+      : { consumedSeq: -1, consumedSentAt: null, consumedReceivedAt: null };
+  const chunks =
+    stored !== undefined && kept === undefined && stored.consumedSeq >= 0
+      ? await findChunksAfter(database, projectId, sessionId, -1)
+      : input.chunks;
+  const unread = chunks.filter((chunk) => chunk.callItemCount > 0 && !chunk.consumed);
+  const fresh: PlacedCallItem[] = [];
   for (const chunk of unread) {
-    const bytes = await readChunkBytes(dependencies, dependencies.log, project, chunk);
-    added.push(...callItemsOfChunk(bytes, chunk.seq));
+    const bytes = await readChunkBytes(dependencies, dependencies.log, project, {
+      session_id: sessionId,
+      seq: chunk.seq,
+      blob_key: chunk.blobKey,
+    });
+    fresh.push(...callItemsOfChunk(bytes, chunk.seq));
+  }
+  sortItems(fresh);
+  const consumed = advanceWatermark(watermark, chunks);
+
+  // Go on from the progress when the new items all come after what it consumed; else recompute.
+  let progress: SessionProgress;
+  let pieces: SeriesPiece[];
+  let rescored = 0;
+  const recomputed = kept === undefined || !comesAfter(kept, fresh);
+  if (!recomputed) {
+    progress = kept;
+    const added = addItems(progress, fresh);
+    for (const pc of added.rescore) {
+      const own = fresh.flatMap((entry) =>
+        entry.item.type === 'call.sample' && entry.item.pc === pc ? [entry.item] : [],
+      );
+      rescoreCall(progress, pc, [...(await findCallSamples(database, projectId, sessionId, pc)), ...own]);
+    }
+    pieces = added.pieces;
+    rescored = added.rescore.length;
+  } else {
+    progress = startProgress(thresholds);
+    const all = [...(await findCallItems(database, projectId, sessionId)), ...fresh];
+    pieces = addItems(progress, sortItems(all)).pieces;
   }
 
-  const stored = await database
-    .selectFrom('call_items')
-    .select(['seq', 'event_index', 'item'])
-    .where('project_id', '=', projectId)
-    .where('session_id', '=', sessionId)
-    .execute();
-  const seen = new Set(stored.map((row) => `${row.seq}/${row.event_index}`));
-  const fresh = added.filter((entry) => !seen.has(`${entry.seq}/${entry.index}`));
-  const items: PlacedCallItem[] = [
-    ...stored.map((row) => ({
-      seq: row.seq,
-      index: row.event_index,
-      item: row.item as unknown as CallSample | CallEvent,
-    })),
-    ...fresh,
-  ];
-
-  // The session's facts the calls copy, and when it was last seen alive: its newest chunk's
-  // `sentAt` (client clock) and arrival (server clock).
-  const session = await database
-    .selectFrom('sessions')
-    .select(SESSION_FACTS)
-    .select(['started_at', 'url'])
-    .select((select) => [
-      select
-        .selectFrom('chunks')
-        .select(({ fn }) => fn.max('sent_at').as('sent'))
-        .whereRef('chunks.project_id', '=', 'sessions.project_id')
-        .whereRef('chunks.session_id', '=', 'sessions.id')
-        .as('last_sent_at'),
-      select
-        .selectFrom('chunks')
-        .select(({ fn }) => fn.max('received_at').as('received'))
-        .whereRef('chunks.project_id', '=', 'sessions.project_id')
-        .whereRef('chunks.session_id', '=', 'sessions.id')
-        .as('last_received_at'),
-    ])
-    .where('project_id', '=', projectId)
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
-  const alive = { sent: session?.last_sent_at, received: session?.last_received_at };
-  const lastSent = alive?.sent == null ? 0 : new Date(alive.sent).getTime();
-  const lastReceived = alive?.received == null ? serverNow : new Date(alive.received).getTime();
-  const latestItem = items.reduce((latest, entry) => Math.max(latest, entry.item.t), 0);
-  const aliveUntil = Math.max(lastSent, latestItem);
+  // When the session was last seen alive: its newest chunk's `sentAt` (client clock) and
+  // arrival (server clock).
+  const sent = latest([watermark.consumedSentAt, ...chunks.map((chunk) => chunk.sentAt)]);
+  const received = latest([watermark.consumedReceivedAt, ...chunks.map((chunk) => chunk.receivedAt)]);
+  const lastSent = sent === null ? 0 : sent.getTime();
+  const lastReceived = received === null ? serverNow : received.getTime();
+  const aliveUntil = Math.max(lastSent, progress.latestItemAt ?? 0);
   const inactivityMs = settings.calls.inactivityTimeoutSec * 1000;
   const clientNow = aliveUntil + Math.max(0, serverNow - lastReceived);
 
-  const { calls, findings } = summarizeCalls(items, {
-    thresholds: resolveThresholds(settings.detectorThresholds),
-    aliveUntil,
-    clientNow,
-    inactivityMs,
-  });
+  const { calls, findings } = summarizeProgress(progress, { aliveUntil, clientNow, inactivityMs });
 
   const open = calls.filter((call) => call.state === 'open');
   const recheckAt =
@@ -391,16 +501,110 @@ export async function processCallJob(
             Math.max(1_000, inactivityMs - (clientNow - Math.min(...open.map((call) => call.lastItemAt)))),
         );
 
-  const errors = await database
-    .selectFrom('session_signals')
-    .select(['seq', 'event_index', 't', 'name', 'message', 'details'])
-    .where('project_id', '=', projectId)
-    .where('session_id', '=', sessionId)
-    .where('kind', '=', 'error')
-    .execute();
+  // Pieces go into the rows when the session is recomputed; else they are appended, and folded
+  // into the rows of the calls that are closed now.
+  const appended = recomputed ? [] : pieces;
+  for (const call of progress.calls) if (appended.some((piece) => piece.pc === call.pc)) call.segments += 1;
+  const folded = new Set<string>();
+  for (const call of calls) {
+    const own = progress.calls.find((candidate) => candidate.pc === call.pc);
+    if (call.state === 'closed' && own !== undefined && own.segments > 0) {
+      folded.add(call.pc);
+      own.segments = 0;
+    }
+  }
+
+  // Issue clusters hear of the session only when its occurrences changed: a finding appeared or
+  // went, or an error has no occurrence yet (otherwise recording them again changes nothing).
+  const findingKeys = findingOccurrences(findings).map((occurrence) => occurrence.key);
+  const occurrencesChanged =
+    input.unrecordedErrors ||
+    findingKeys.length !== input.findingOccurrenceKeys.length ||
+    findingKeys.some((key) => !input.findingOccurrenceKeys.includes(key));
+  const findingsChanged = !sameFindings(findings, input.findings);
+
+  const result = {
+    chunksRead: unread.length,
+    itemsAdded: fresh.length,
+    recomputed,
+    rescored,
+    calls: calls.length,
+    openCalls: open.length,
+    findings: findings.length,
+    trackSamples: pieces.reduce(
+      (sum, piece) => sum + (piece.track === null ? 0 : (piece.series.t?.length ?? 0)),
+      0,
+    ),
+    ...(recheckAt === undefined ? {} : { recheckAt }),
+  };
+
+  // The usual live job: new items added to calls that are still open, with no news for issue
+  // clusters or custom rules. One statement.
+  if (
+    !recomputed &&
+    stored !== undefined &&
+    recheckAt !== undefined &&
+    folded.size === 0 &&
+    !occurrencesChanged &&
+    !input.unhandledCustomEvents
+  ) {
+    const saved = await writeIncrementalJob(database, {
+      projectId,
+      sessionId,
+      readVersion: stored.version,
+      ...consumed,
+      progress,
+      items: fresh.map((entry) => itemRecord(projectId, sessionId, entry)),
+      calls: calls.map((call) => callRecord(projectId, sessionId, call, session, emptyConnectionSeries())),
+      tracks: progress.calls.flatMap((call) =>
+        call.tracks
+          .filter((track) => pieces.some((piece) => piece.pc === call.pc && piece.track === track.id))
+          .map((track) => ({
+            pc: call.pc,
+            track_id: track.id,
+            kind: track.kind,
+            dir: track.dir,
+            sample_count: track.sampleCount,
+          })),
+      ),
+      segments: pieces.map((piece) => ({
+        pc: piece.pc,
+        track_id: piece.track ?? '',
+        first_sample: piece.firstSample,
+        sample_count: piece.series.t?.length ?? 0,
+        series: piece.series,
+      })),
+      findings: findingsChanged
+        ? findings.map((finding) => ({
+            pc: finding.pc ?? '',
+            kind: finding.kind,
+            severity: finding.severity,
+            t: new Date(finding.t),
+            track: finding.track ?? null,
+            evidence: finding.evidence,
+          }))
+        : null,
+      generation: job.generation,
+      dueAt: recheckAt,
+    });
+    if (!saved) throw new ProgressConflict(`Another job processed session ${sessionId} meanwhile`);
+    return { ...result, occurrences: 0, events: 0, deliveries: 0 };
+  }
+
+  const errors = occurrencesChanged ? await findErrorSignals(database, projectId, sessionId) : [];
   const occurrences = [...findingOccurrences(findings), ...errors.map(errorOccurrence)];
 
   const recorded = await database.transaction().execute(async (transaction) => {
+    // First the progress: a job that read another version stops here, before any other write.
+    const saved = await saveCallProgress(
+      transaction,
+      projectId,
+      sessionId,
+      { ...consumed, progress },
+      stored?.version,
+    );
+    if (!saved) throw new ProgressConflict(`Another job processed session ${sessionId} meanwhile`);
+
     const rows = fresh.map((entry) => itemRow(projectId, sessionId, entry));
     for (const batch of insertBatches(rows)) {
       await transaction
@@ -410,101 +614,37 @@ export async function processCallJob(
         .execute();
     }
 
-    const callIds = new Map<string, string>();
-    if (calls.length > 0) {
-      const rows = calls.map((call) => callRow(projectId, sessionId, call, session));
-      // Every column the row computes is replaced; the key and the id stay (a call keeps its id).
-      const computed = Object.keys(rows[0] ?? {}).filter((column) => !KEPT_CALL_COLUMNS.has(column));
-      const upserted = await transaction
-        .insertInto('calls')
-        .values(rows)
-        .onConflict((conflict) =>
-          conflict.columns(['project_id', 'session_id', 'pc']).doUpdateSet((update) => ({
-            ...Object.fromEntries(
-              computed.map((column) => [column, update.ref(`excluded.${column}` as 'excluded.state')]),
-            ),
-            updated_at: sql<Date>`now()`,
-          })),
-        )
-        .returning(['id', 'pc'])
-        .execute();
-      for (const row of upserted) callIds.set(row.pc, row.id);
-
-      const ids = [...callIds.values()];
-      await transaction
-        .deleteFrom('call_tracks')
-        .where('project_id', '=', projectId)
-        .where('call_id', 'in', ids)
-        .execute();
-      const tracks = calls.flatMap((call) => {
-        const callId = callIds.get(call.pc);
-        return callId === undefined
-          ? []
-          : call.tracks.map((track) => ({
-              project_id: projectId,
-              call_id: callId,
-              track_id: track.id,
-              kind: track.kind,
-              dir: track.dir,
-              sample_count: track.sampleCount,
-              series: JSON.stringify(track.series),
-            }));
-      });
-      // Each row holds a track's whole series: 500 rows keep one statement a few MB.
-      for (const batch of insertBatches(tracks, 500)) {
-        await transaction.insertInto('call_tracks').values(batch).execute();
-      }
+    const callIds = await writeCalls(transaction, {
+      projectId,
+      sessionId,
+      calls,
+      progress,
+      pieces,
+      recomputed,
+      session,
+    });
+    for (const pc of folded) {
+      const callId = callIds.get(pc);
+      if (callId !== undefined) await foldSeriesSegments(transaction, projectId, callId);
     }
+    if (findingsChanged) await writeFindings(transaction, projectId, sessionId, findings, callIds);
 
-    // Findings: one row per (pc, kind); a finding that no longer holds (a late chunk showed the
-    // call connected after all) is removed, one that still holds keeps its created_at.
-    const findingRows = findings.map((finding) => ({
-      project_id: projectId,
-      session_id: sessionId,
-      pc: finding.pc ?? '',
-      kind: finding.kind,
-      call_id: finding.pc === undefined ? null : (callIds.get(finding.pc) ?? null),
-      severity: finding.severity,
-      t: new Date(finding.t),
-      track: finding.track ?? null,
-      evidence: JSON.stringify(finding.evidence),
-    }));
-    let stale = transaction
-      .deleteFrom('call_findings')
-      .where('project_id', '=', projectId)
-      .where('session_id', '=', sessionId);
-    if (findingRows.length > 0) {
-      stale = stale.where(({ not, or, and, eb }) =>
-        not(or(findingRows.map((row) => and([eb('pc', '=', row.pc), eb('kind', '=', row.kind)])))),
-      );
-      await transaction
-        .insertInto('call_findings')
-        .values(findingRows)
-        .onConflict((conflict) =>
-          conflict.columns(['project_id', 'session_id', 'pc', 'kind']).doUpdateSet((update) => ({
-            call_id: update.ref('excluded.call_id'),
-            severity: update.ref('excluded.severity'),
-            t: update.ref('excluded.t'),
-            track: update.ref('excluded.track'),
-            evidence: update.ref('excluded.evidence'),
-            updated_at: sql<Date>`now()`,
-          })),
-        )
-        .execute();
-    }
-    await stale.execute();
     let notified: { occurrences: number; events: number; deliveries: number } | undefined;
     if (session !== undefined) {
       const described = {
         id: sessionId,
-        startedAt: new Date(session.started_at).getTime(),
+        startedAt: session.started_at.getTime(),
         release: session.release,
         environment: session.environment,
         url: session.url,
       };
       const at = { now: new Date(serverNow), appUrl: dependencies.appUrl };
-      const clustered = await recordOccurrences(transaction, project, described, occurrences, at);
-      const custom = await notifyCustomEvents(transaction, project, described, at);
+      const clustered = occurrencesChanged
+        ? await recordOccurrences(transaction, project, described, occurrences, at)
+        : { added: 0, events: [], deliveries: 0 };
+      const custom = input.unhandledCustomEvents
+        ? await notifyCustomEvents(transaction, project, described, at)
+        : { events: [], deliveries: 0 };
       notified = {
         occurrences: clustered.added,
         events: clustered.events.length + custom.events.length,
@@ -517,18 +657,205 @@ export async function processCallJob(
   if ((recorded?.deliveries ?? 0) > 0) dependencies.onDeliveriesQueued?.();
 
   return {
-    chunksRead: unread.length,
-    itemsAdded: fresh.length,
-    calls: calls.length,
-    openCalls: open.length,
-    findings: findings.length,
-    trackSamples: calls.reduce(
-      (sum, call) => sum + call.tracks.reduce((tracks, track) => tracks + track.sampleCount, 0),
-      0,
-    ),
+    ...result,
     occurrences: recorded?.occurrences ?? 0,
     events: recorded?.events ?? 0,
     deliveries: recorded?.deliveries ?? 0,
-    ...(recheckAt === undefined ? {} : { recheckAt }),
   };
+}
+
+/** A finding as compared with its stored row: every column that matters but its call id, as text. */
+function findingIdentity(row: {
+  pc: string;
+  kind: string;
+  severity: string;
+  t: Date | string | number;
+  track: string | null;
+  evidence: Record<string, unknown>;
+}): string {
+  const evidence = Object.keys(row.evidence)
+    .sort()
+    .map((key) => [key, row.evidence[key]]);
+  return JSON.stringify([row.pc, row.kind, row.severity, new Date(row.t).getTime(), row.track, evidence]);
+}
+
+/**
+ * Whether the stored finding rows are already these findings (a call keeps its id, so its
+ * findings' `call_id` cannot have changed).
+ */
+function sameFindings(findings: readonly Finding[], stored: CallJobInput['findings']): boolean {
+  if (findings.length !== stored.length) return false;
+  const identities = new Set(stored.map(findingIdentity));
+  return findings.every((finding) =>
+    identities.has(
+      findingIdentity({
+        pc: finding.pc ?? '',
+        kind: finding.kind,
+        severity: finding.severity,
+        t: finding.t,
+        track: finding.track ?? null,
+        evidence: finding.evidence,
+      }),
+    ),
+  );
+}
+
+/**
+ * Findings: one row per (pc, kind); a finding that no longer holds (a late chunk showed the call
+ * connected after all) is removed, one that still holds keeps its created_at.
+ */
+async function writeFindings(
+  transaction: Transaction<Database>,
+  projectId: string,
+  sessionId: string,
+  findings: readonly Finding[],
+  callIds: ReadonlyMap<string, string>,
+): Promise<void> {
+  const findingRows = findings.map((finding) => ({
+    project_id: projectId,
+    session_id: sessionId,
+    pc: finding.pc ?? '',
+    kind: finding.kind,
+    call_id: finding.pc === undefined ? null : (callIds.get(finding.pc) ?? null),
+    severity: finding.severity,
+    t: new Date(finding.t),
+    track: finding.track ?? null,
+    evidence: JSON.stringify(finding.evidence),
+  }));
+  let stale = transaction
+    .deleteFrom('call_findings')
+    .where('project_id', '=', projectId)
+    .where('session_id', '=', sessionId);
+  if (findingRows.length > 0) {
+    stale = stale.where(({ not, or, and, eb }) =>
+      not(or(findingRows.map((row) => and([eb('pc', '=', row.pc), eb('kind', '=', row.kind)])))),
+    );
+    await transaction
+      .insertInto('call_findings')
+      .values(findingRows)
+      .onConflict((conflict) =>
+        conflict.columns(['project_id', 'session_id', 'pc', 'kind']).doUpdateSet((update) => ({
+          call_id: update.ref('excluded.call_id'),
+          severity: update.ref('excluded.severity'),
+          t: update.ref('excluded.t'),
+          track: update.ref('excluded.track'),
+          evidence: update.ref('excluded.evidence'),
+          updated_at: sql<Date>`now()`,
+        })),
+      )
+      .execute();
+  }
+  await stale.execute();
+}
+
+/**
+ * Writes the session's calls, their tracks and series: every computed column of each call row
+ * (its id kept); recomputed, the whole series into the rows (the calls' appended pieces
+ * deleted); else the new pieces appended. Returns each call's id by peer connection.
+ */
+async function writeCalls(
+  transaction: Transaction<Database>,
+  input: {
+    projectId: string;
+    sessionId: string;
+    calls: readonly CallFacts[];
+    progress: SessionProgress;
+    pieces: readonly SeriesPiece[];
+    recomputed: boolean;
+    session: SessionFacts | undefined;
+  },
+): Promise<Map<string, string>> {
+  const { projectId, sessionId, calls, progress, pieces, recomputed } = input;
+  const callIds = new Map<string, string>();
+  if (calls.length === 0) return callIds;
+  const connectionOf = (pc: string) =>
+    (recomputed ? pieces.find((piece) => piece.pc === pc && piece.track === null)?.series : undefined) ??
+    emptyConnectionSeries();
+  const rows = calls.map((call) => callRow(projectId, sessionId, call, input.session, connectionOf(call.pc)));
+  // Every column the row computes is replaced, but the key, the id and, when going on from the
+  // progress, the series (new samples are appended as pieces).
+  const kept = recomputed ? KEPT_CALL_COLUMNS : new Set([...KEPT_CALL_COLUMNS, 'series']);
+  const computed = Object.keys(rows[0] ?? {}).filter((column) => !kept.has(column));
+  const upserted = await transaction
+    .insertInto('calls')
+    .values(rows)
+    .onConflict((conflict) =>
+      conflict.columns(['project_id', 'session_id', 'pc']).doUpdateSet((update) => ({
+        ...Object.fromEntries(
+          computed.map((column) => [column, update.ref(`excluded.${column}` as 'excluded.state')]),
+        ),
+        updated_at: sql<Date>`now()`,
+      })),
+    )
+    .returning(['id', 'pc'])
+    .execute();
+  for (const row of upserted) callIds.set(row.pc, row.id);
+
+  const trackRow = (
+    callId: string,
+    track: { id: string; kind: string; dir: string; sampleCount: number },
+  ) => ({
+    project_id: projectId,
+    call_id: callId,
+    track_id: track.id,
+    kind: track.kind,
+    dir: track.dir,
+    sample_count: track.sampleCount,
+  });
+  if (recomputed) {
+    const ids = [...callIds.values()];
+    await deleteSeriesSegments(transaction, projectId, ids);
+    await transaction
+      .deleteFrom('call_tracks')
+      .where('project_id', '=', projectId)
+      .where('call_id', 'in', ids)
+      .execute();
+    const tracks = progress.calls.flatMap((call) => {
+      const callId = callIds.get(call.pc);
+      if (callId === undefined) return [];
+      return call.tracks.map((track) => ({
+        ...trackRow(callId, track),
+        series: JSON.stringify(
+          pieces.find((piece) => piece.pc === call.pc && piece.track === track.id)?.series ?? {},
+        ),
+      }));
+    });
+    // Each row holds a track's whole series: 500 rows keep one statement a few MB.
+    for (const batch of insertBatches(tracks, 500)) {
+      await transaction.insertInto('call_tracks').values(batch).execute();
+    }
+    return callIds;
+  }
+
+  // Going on: the tracks with new samples get their count (a new track, an empty series in its
+  // row), and every new piece is appended.
+  const touched = progress.calls.flatMap((call) => {
+    const callId = callIds.get(call.pc);
+    if (callId === undefined) return [];
+    return call.tracks
+      .filter((track) => pieces.some((piece) => piece.pc === call.pc && piece.track === track.id))
+      .map((track) => ({ ...trackRow(callId, track), series: JSON.stringify({ t: [], windowMs: [] }) }));
+  });
+  for (const batch of insertBatches(touched, 500)) {
+    await transaction
+      .insertInto('call_tracks')
+      .values(batch)
+      .onConflict((conflict) =>
+        conflict
+          .columns(['project_id', 'call_id', 'track_id'])
+          .doUpdateSet((update) => ({ sample_count: update.ref('excluded.sample_count') })),
+      )
+      .execute();
+  }
+  await insertSeriesSegments(
+    transaction,
+    projectId,
+    pieces.flatMap((piece) => {
+      const callId = callIds.get(piece.pc);
+      return callId === undefined
+        ? []
+        : [{ callId, trackId: piece.track ?? '', firstSample: piece.firstSample, series: piece.series }];
+    }),
+  );
+  return callIds;
 }

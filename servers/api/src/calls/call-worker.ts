@@ -21,7 +21,8 @@ export interface CallWorkerOptions {
   /**
    * How long a claimed job stays with this worker before another may take it (ms). Default 60 s:
    * a worker that died loses its jobs after that. A job that runs longer may run twice at once,
-   * which is harmless (processing is deterministic and its writes are upserts).
+   * which is harmless: only one run writes the session's progress (over the version it read), the
+   * other gives up its work and runs again from what the first wrote.
    */
   leaseMs?: number;
 }
@@ -32,7 +33,10 @@ export interface CallWorkerStats {
   failures: number;
   chunksRead: number;
   itemsAdded: number;
+  /** Track samples added to series. */
   trackSamples: number;
+  /** Jobs that computed their session from all its items rather than going on from its progress. */
+  recomputed: number;
 }
 
 /** The in-process worker of call processing jobs. */
@@ -61,12 +65,20 @@ export function createCallWorker(
   const batchSize = options.batchSize ?? 8;
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const leaseMs = options.leaseMs ?? 60_000;
-  const totals: CallWorkerStats = { jobs: 0, failures: 0, chunksRead: 0, itemsAdded: 0, trackSamples: 0 };
+  const totals: CallWorkerStats = {
+    jobs: 0,
+    failures: 0,
+    chunksRead: 0,
+    itemsAdded: 0,
+    trackSamples: 0,
+    recomputed: 0,
+  };
   const add = (result: CallProcessingResult) => {
     totals.jobs += 1;
     totals.chunksRead += result.chunksRead;
     totals.itemsAdded += result.itemsAdded;
     totals.trackSamples += result.trackSamples;
+    if (result.recomputed) totals.recomputed += 1;
   };
 
   /** One claim and its jobs: how many jobs ran. */

@@ -47,6 +47,8 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'call_findings',
         'call_items',
         'call_jobs',
+        'call_progress',
+        'call_series_segments',
         'call_tracks',
         'calls',
         'chunks',

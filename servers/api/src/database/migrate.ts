@@ -10,6 +10,7 @@ import * as calls from './migrations/2026-11-25-calls.ts';
 import * as callsFilterIndexes from './migrations/2026-11-25-calls-filter-indexes.ts';
 import * as issuesNotifications from './migrations/2026-11-26-issues-notifications.ts';
 import * as customSignals from './migrations/2026-11-27-custom-signals.ts';
+import * as incrementalCalls from './migrations/2026-11-28-incremental-calls.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -26,6 +27,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-25-calls-filter-indexes': callsFilterIndexes,
   '2026-11-26-issues-notifications': issuesNotifications,
   '2026-11-27-custom-signals': customSignals,
+  '2026-11-28-incremental-calls': incrementalCalls,
 };
 
 /**

@@ -1,4 +1,5 @@
 import type { ApiTokensTable } from './tables/api-tokens.table.ts';
+import type { CallProgressTable, CallSeriesSegmentsTable } from './tables/call-progress.table.ts';
 import type {
   CallFindingsTable,
   CallItemsTable,
@@ -36,6 +37,8 @@ export interface Database {
   calls: CallsTable;
   call_tracks: CallTracksTable;
   call_findings: CallFindingsTable;
+  call_progress: CallProgressTable;
+  call_series_segments: CallSeriesSegmentsTable;
   issue_clusters: IssueClustersTable;
   cluster_occurrences: ClusterOccurrencesTable;
   notification_channels: NotificationChannelsTable;

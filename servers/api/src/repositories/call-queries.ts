@@ -1,6 +1,8 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { joinSeries, type Series } from '../calls/series.ts';
 import type { Database } from '../database/schema.ts';
 import type { Call, CallFinding, CallItem, CallTrack } from '../database/tables/calls.table.ts';
+import { findSeriesSegments } from './call-progress.ts';
 import { keysetPage } from './keyset-page.ts';
 
 // The read side of calls: every query is scoped by a project id first, so a caller can only ever
@@ -96,7 +98,10 @@ export async function findCallsPage(
 /** Most event markers one call detail returns (a call emits a few dozen; this bounds a runaway one). */
 export const MAX_CALL_EVENTS = 5_000;
 
-/** One call with its tracks' series, its event markers and its findings. */
+/**
+ * One call with its tracks' series, its event markers and its findings. A call still going on
+ * has its newer samples in `call_series_segments`: they are joined after its rows' series.
+ */
 export async function findCallDetail(
   database: Kysely<Database>,
   projectId: string,
@@ -117,7 +122,7 @@ export async function findCallDetail(
     .where('id', '=', callId)
     .executeTakeFirst();
   if (call === undefined) return undefined;
-  const [tracks, events, findings] = await Promise.all([
+  const [tracks, events, findings, segments] = await Promise.all([
     database
       .selectFrom('call_tracks')
       .selectAll()
@@ -148,8 +153,17 @@ export async function findCallDetail(
       .orderBy('t')
       .orderBy('kind')
       .execute(),
+    findSeriesSegments(database, projectId, callId),
   ]);
-  return { call, tracks, events, findings };
+  if (segments.size === 0) return { call, tracks, events, findings };
+  const joined = (series: unknown, trackId: string) =>
+    joinSeries([series as Series, ...(segments.get(trackId) ?? [])]);
+  return {
+    call: { ...call, series: joined(call.series, '') },
+    tracks: tracks.map((track) => ({ ...track, series: joined(track.series, track.track_id) })),
+    events,
+    findings,
+  };
 }
 
 /** The findings of a session (every call's, and the session-wide ones), in time order. */

@@ -30,7 +30,7 @@ export interface CallItemsTable {
   item: JSONColumnType<Record<string, unknown>>;
 }
 
-/** One peer connection of a session, as the last recomputation saw it. */
+/** One peer connection of a session, as the last job saw it. */
 export interface CallsTable {
   project_id: string;
   id: string;
@@ -68,13 +68,20 @@ export interface CallsTable {
   issue_count: number;
   has_issue: boolean;
   max_severity: string | null;
-  /** Per-sample connection series: `{ t, windowMs, score, state, relayed, network }` arrays. */
+  /**
+   * Per-sample connection series: `{ t, windowMs, score, state, relayed, network }` arrays. While
+   * the call is open, its newer samples are in `call_series_segments` (track '') after these.
+   */
   series: JSONColumnType<Record<string, unknown[]>>;
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
-/** Per-track metric series of a call: time-aligned arrays, `null` where a sample lacked the metric. */
+/**
+ * Per-track metric series of a call: time-aligned arrays, `null` where a sample lacked the
+ * metric. While the call is open, the newer samples are in `call_series_segments` after these;
+ * `sample_count` counts them all.
+ */
 export interface CallTracksTable {
   project_id: string;
   call_id: string;
