@@ -31,6 +31,7 @@ export const PRIVACY_RULES = [
   'sdp',
   'device_id',
   'data_channel_payload',
+  'device_label',
 ] as const;
 
 /** One of {@link PRIVACY_RULES}. */
@@ -68,6 +69,13 @@ export const REDACTED = '[redacted]';
  * the browser's own identifier (Chromium's are 64 hex digits, Firefox's base64) and dropped.
  */
 const SALTED_HASH = /^[0-9a-f]{16}$/;
+
+/** The call events that carry device labels (`label`, `labels`), which strict privacy mode leaves out. */
+const DEVICE_LABEL_EVENTS: ReadonlySet<unknown> = new Set([
+  'media_acquired',
+  'device_inventory',
+  'device_change',
+]);
 
 /** What the server keeps of a `data_channel` event: the channel's label and state, never its data. */
 const DATA_CHANNEL_FIELDS = new Set(['t', 'type', 'pc', 'name', 'label', 'state']);
@@ -344,6 +352,24 @@ class ItemRedactor {
   }
 }
 
+/** A device event without its labels (strict privacy mode), each removal recorded; else the event. */
+function withoutDeviceLabels(
+  event: Record<string, unknown>,
+  redactor: ItemRedactor,
+): Record<string, unknown> {
+  if (event.type !== 'call.event' || !DEVICE_LABEL_EVENTS.has(event.name)) return event;
+  let copy: Record<string, unknown> | undefined;
+  for (const key of ['label', 'labels']) {
+    if (!Object.hasOwn(event, key)) continue;
+    redactor.path.push(key);
+    redactor.record('device_label');
+    redactor.path.pop();
+    copy ??= { ...event };
+    delete copy[key];
+  }
+  return copy ?? event;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -373,6 +399,8 @@ function stillValid(item: Record<string, unknown>): boolean {
  * - `device_id`: a `deviceId` or `groupId` that is not a salted hash (16 lowercase hex digits).
  * - `data_channel_payload`: a `data_channel` event keeps only `t`, `type`, `pc`, `name`, `label`
  *   and `state`.
+ * - `device_label`: in strict privacy mode, the device labels of `media_acquired` (`label`),
+ *   `device_inventory` and `device_change` (`labels`).
  *
  * A call item that no longer validates once redacted (a required field held an address) is
  * removed whole. Field names are compared case-insensitively. Copy on write: the chunk our SDK
@@ -401,7 +429,8 @@ export function recheckCallPrivacy(
     } else {
       const kept =
         event.type === 'call.event' && event.name === 'data_channel' ? DATA_CHANNEL_FIELDS : undefined;
-      next = redactor.object(event, kept);
+      const unlabelled = options.strict ? withoutDeviceLabels(event, redactor) : event;
+      next = redactor.object(unlabelled, kept);
       if (next === event) continue;
       if (!stillValid(next)) next = undefined;
     }

@@ -81,9 +81,20 @@ describe.each(ENGINES)('privacy re-check on POST /v1/ingest on %s', (engine) => 
   };
 
   it("stores our SDK's call chunk byte for byte and answers { seq, duplicate } only", async () => {
-    const call = await validChunkFixture('call');
-    const { sessionId } = JSON.parse(call.toString()) as { sessionId: string };
-    for (const project of [test.first, strictProject]) {
+    const recorded = await validChunkFixture('call');
+    const { sessionId } = JSON.parse(recorded.toString()) as { sessionId: string };
+    // In strict mode the SDK sends no device labels (the recording has the fake devices' labels).
+    const strictChunk = JSON.parse(recorded.toString()) as { events: Array<Record<string, unknown>> };
+    for (const event of strictChunk.events) {
+      delete event.label;
+      delete event.labels;
+    }
+    const unlabelled = Buffer.from(JSON.stringify(strictChunk));
+    expect(unlabelled.length).toBeLessThan(recorded.length);
+    for (const [project, call] of [
+      [test.first, recorded],
+      [strictProject, unlabelled],
+    ] as const) {
       const response = await postChunk(test.app, project.projectKey, call);
       expect(response.json()).toEqual({ seq: 0, duplicate: false });
       const stored = await test.app.inject({
@@ -311,6 +322,39 @@ describe.each(ENGINES)('privacy re-check on POST /v1/ingest on %s', (engine) => 
         count: 3,
         paths: ['events[0].data', 'events[0].message', 'events[0].id'],
       },
+    ]);
+  });
+
+  it('device_label: kept as the browser supplies them, removed in strict privacy mode', async () => {
+    const acquired = {
+      t,
+      type: 'call.event',
+      name: 'media_acquired',
+      kind: 'video',
+      label: 'FaceTime HD Camera (Built-in)',
+    };
+    const inventory = {
+      t: t + 1,
+      type: 'call.event',
+      name: 'device_inventory',
+      audioinput: 1,
+      videoinput: 1,
+      audiooutput: 0,
+      labels: { audioinput: ['MacBook Pro Microphone'], videoinput: ['FaceTime HD Camera (Built-in)'] },
+    };
+    const channel = { t: t + 2, type: 'call.event', pc, name: 'data_channel', label: 'chat', state: 'open' };
+    const standard = await send([acquired, inventory, channel]);
+    expect(standard.events).toEqual([acquired, inventory, channel]);
+    expect(standard.answer.redacted).toBeUndefined();
+
+    const strict = await send([acquired, inventory, channel], strictProject);
+    const { label: _label, ...acquiredWithout } = acquired;
+    const { labels: _labels, ...inventoryWithout } = inventory;
+    // A data channel's label is the app's name for it, not a device's: it stays.
+    expect(strict.events).toEqual([acquiredWithout, inventoryWithout, channel]);
+    expect(strict.stored).not.toMatch(/FaceTime|MacBook/);
+    expect(strict.answer.redacted).toEqual([
+      { rule: 'device_label', count: 2, paths: ['events[0].label', 'events[1].labels'] },
     ]);
   });
 
