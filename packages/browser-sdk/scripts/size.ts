@@ -13,7 +13,7 @@
  * Other lazy chunks (the `pako` fallback for browsers without `CompressionStream`) are listed,
  * without a budget.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -93,6 +93,11 @@ interface Bundle {
 }
 
 /** A metafile input or entry point, without the package manager's store prefix. */
+/** This package's version, defined into the bundle as the published build does. */
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
 const displayName = (input: string) => input.replace(/^.*node_modules\//, '');
 const kilobytes = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 const bytesText = (bytes: number) => `${bytes.toLocaleString('en-US')} B`;
@@ -117,6 +122,8 @@ async function bundle(
     metafile: true,
     write: false,
     logLevel: 'silent',
+    // As tsup builds the package (tsup.config.ts): the version is a literal.
+    define: { __SVC_SDK_VERSION__: JSON.stringify(PACKAGE_VERSION) },
     ...extra,
   });
   const gzipBytes = new Map<string, number>();

@@ -33,8 +33,15 @@ export { loadRemoteConfig, type RemoteConfig, readRemoteConfig } from './remote-
 export type { WireEvent } from './session-writer.ts';
 export { createTransport, KEEPALIVE_BUDGET_BYTES, type Transport, type TransportState } from './transport.ts';
 
-/** The SDK's version, sent in `meta.sdk`. */
-export const SDK_VERSION = '0.0.0';
+/** The package's version, put in by the build (`define` in tsup.config.ts); absent when running sources. */
+declare const __SVC_SDK_VERSION__: string | undefined;
+
+/**
+ * The SDK's version, sent in `meta.sdk` and in `GET /v1/config?sdk=`: the package's version in
+ * the published build, `0.0.0-source` when the TypeScript sources run unbuilt (tests, examples).
+ */
+export const SDK_VERSION: string =
+  typeof __SVC_SDK_VERSION__ === 'string' ? __SVC_SDK_VERSION__ : '0.0.0-source';
 
 /** A session or visit with no activity for this long ends; the next event starts a new one. */
 export const INACTIVITY_MS = 30 * 60 * 1000;
