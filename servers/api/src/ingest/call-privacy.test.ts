@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { validChunkFixture } from '../../test/ingest-helpers.ts';
 import { MAX_REDACTED_PATHS, REDACTED, recheckCallPrivacy, redactSdp } from './call-privacy.ts';
@@ -8,9 +9,9 @@ const pc = 'pc_01KAJBCH80XTQ0YDPAV81S476S';
 const standard = { strict: false };
 const strict = { strict: true };
 
-/** A real offer of headless Chromium 156 with host candidates on 127.0.0.1, 192.0.2.2, ::1 and fd00::2 (the SDK's fixture). */
+/** A real offer of headless Chromium 156 with host candidates on 127.0.0.1, 192.0.2.2, ::1 and fd00::2 (a fixture of `@svc/protocol`). */
 const OFFER = readFileSync(
-  new URL('../../../../packages/browser-sdk/src/webrtc/__fixtures__/chromium156-offer.sdp', import.meta.url),
+  createRequire(import.meta.url).resolve('@svc/protocol/fixtures/sdp/chromium156-offer.sdp'),
   'utf8',
 );
 

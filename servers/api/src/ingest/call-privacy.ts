@@ -8,6 +8,7 @@ import {
   trackSampleSchema,
   unknownCallEventSchema,
 } from '@svc/protocol';
+import { REDACTED, redactSdp, scrubAddresses } from '@svc/protocol/redaction';
 
 /**
  * The server's re-check of call data against the privacy table (PROTOCOL.md §3, the service
@@ -60,8 +61,7 @@ export interface CallPrivacyResult {
   removedEvents: number;
 }
 
-/** What a redacted value, or the redacted part of a string, becomes (the SDK's marker too). */
-export const REDACTED = '[redacted]';
+export { REDACTED, redactSdp };
 
 /**
  * The form of a `deviceId` (or `groupId`) the SDK sends: the first 8 bytes of
@@ -142,79 +142,6 @@ const ICE_URL = /\b(?:stuns?|turns?):[^\s"'<>,;]+/gi;
 const URL_TEXT = /\b[a-z][a-z\d+.-]*:\/\/[^\s"'<>,;]+/gi;
 /** `host.name:port`: a server address without its scheme. */
 const HOST_AND_PORT = /(?<![\w.-])(?:[a-z\d](?:[a-z\d-]*[a-z\d])?\.)+[a-z][a-z\d-]*:\d{1,5}(?!\w)/gi;
-const IPV4 = /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])/g;
-/** Words made of hex digits, colons and dots with two colons or more; {@link isIpv6} decides. */
-const IPV6_CANDIDATE = /(?<![\w:.])[\da-f.]*:[\da-f.]*:[\da-f:.]*(?![\w:.])/gi;
-/** mDNS host names, which browsers put in host candidates in place of the local address. */
-const MDNS_NAME = /(?<![\w.-])[\w-]+\.local(?![\w.-])/gi;
-const EMAIL = /[\w.%+-]+@[a-z\d-]+(?:\.[a-z\d-]+)*\.[a-z]{2,}/gi;
-/** Card-number shapes, as the SDK's PII scrubber has them. */
-const CARD =
-  /(?<![\w-])(?:\d{13,19}|\d{4}([ -])\d{4}\1\d{4}\1\d{1,4}(?:\1\d{1,3})?|\d{4}([ -])\d{6}\2\d{4,5})(?![\w-])/g;
-
-/** SDP lines dropped whole: candidates, the connection address, the ICE credentials. */
-const DROPPED_SDP_LINE = /^(?:a=candidate|a=remote-candidates|c=|a=ice-ufrag|a=ice-pwd)/i;
-/** The port of `m=` and `a=rtcp:` lines is the default candidate's: it becomes 9 (RFC 8839). */
-const CANDIDATE_PORT = /^(m=\S+ |a=rtcp:)\d+/i;
-/** `o=<username> <sess-id> <sess-version> <rest>`: the two numbers are SDP's own. */
-const ORIGIN = /^(o=\S* )(\d+ \d+)(.*)$/;
-
-function isIpv6(word: string): boolean {
-  return URL.canParse(`http://[${word}]/`);
-}
-
-function isLuhnValid(digits: string): boolean {
-  let sum = 0;
-  for (let index = 0; index < digits.length; index += 1) {
-    let digit = Number(digits[digits.length - 1 - index]);
-    if (index % 2 === 1) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return sum % 10 === 0;
-}
-
-function scrubAddresses(text: string): string {
-  return text
-    .replace(IPV4, REDACTED)
-    .replace(IPV6_CANDIDATE, (word) => (isIpv6(word) ? REDACTED : word))
-    .replace(MDNS_NAME, REDACTED);
-}
-
-/** The SDK's PII detectors: e-mail addresses, IP addresses, Luhn-valid card numbers. */
-function scrubPii(text: string): string {
-  return scrubAddresses(text.replace(EMAIL, REDACTED)).replace(CARD, (number) =>
-    isLuhnValid(number.replace(/\D/g, '')) ? REDACTED : number,
-  );
-}
-
-/**
- * A session description as the privacy table allows it: `a=candidate`, `a=remote-candidates`,
- * `c=`, `a=ice-ufrag` and `a=ice-pwd` lines dropped, `m=`/`a=rtcp:` ports set to 9, the rest
- * through the PII detectors (the `o=` line keeps its session id and version). The same rules as
- * the SDK's `redactSdp`, so what the SDK sends comes back unchanged (the same string).
- */
-export function redactSdp(sdp: string): string {
-  let changed = false;
-  const kept: string[] = [];
-  for (const line of sdp.split(/\r?\n/)) {
-    if (DROPPED_SDP_LINE.test(line)) {
-      changed = true;
-      continue;
-    }
-    const ported = line.replace(CANDIDATE_PORT, '$19');
-    const origin = ORIGIN.exec(ported);
-    const scrubbed =
-      origin === null
-        ? scrubPii(ported)
-        : `${scrubPii(origin[1] as string)}${origin[2]}${scrubPii(origin[3] as string)}`;
-    if (scrubbed !== line) changed = true;
-    kept.push(scrubbed);
-  }
-  return changed ? kept.join('\r\n') : sdp;
-}
 
 /** Called once per rule that removed something from one value. */
 type OnRemoved = (rule: PrivacyRule) => void;

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTimeline, chunkBytes, sessionMeta, type WireItem } from '../../../test/call-timelines.ts';
 import { captureLogs, newSessionId, postChunk, validChunkFixture } from '../../../test/ingest-helpers.ts';
@@ -16,10 +17,7 @@ const pc = 'pc_01KAJBCH80XTQ0YDPAV81S476S';
 
 /** A real Chromium offer, unredacted: host candidates on 127.0.0.1, 192.0.2.2, ::1 and fd00::2. */
 const OFFER = readFileSync(
-  new URL(
-    '../../../../../packages/browser-sdk/src/webrtc/__fixtures__/chromium156-offer.sdp',
-    import.meta.url,
-  ),
+  createRequire(import.meta.url).resolve('@svc/protocol/fixtures/sdp/chromium156-offer.sdp'),
   'utf8',
 );
 
