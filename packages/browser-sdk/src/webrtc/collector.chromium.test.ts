@@ -313,10 +313,11 @@ describe('data channels in Chromium', () => {
       const { caller, callee, channels, seen } = callPage.calls[index] as Call;
       // Negotiated on both ends (no datachannel event on either): each end's own creation.
       const sync = [caller, callee].map((pc) => pc.createDataChannel('sync', { negotiated: true, id: 7 }));
+      // The callee's end of chat arrives with its datachannel event, which may come after the
+      // call connected: list the channels only once both ends of chat are there.
+      await callPage.until(() => channels.length === 2);
       const all = [...channels, ...sync];
-      await callPage.until(
-        () => channels.length === 2 && all.every((channel) => channel.readyState === 'open'),
-      );
+      await callPage.until(() => all.every((channel) => channel.readyState === 'open'));
       for (const channel of all) channel.send('secret payload 4111 1111 1111 1111');
       await callPage.until(() => seen.messages.length === 2);
       // The caller closes its chat channel (the callee's end follows), the callee its sync one.
