@@ -149,6 +149,32 @@ export function readSettings(stored: unknown): ProjectSettings {
 
 const parsed = new WeakMap<object, ProjectSettings>();
 
+/** Settings by their JSON text, for {@link readSettingsText}; cleared when it holds this many. */
+const parsedTexts = new Map<string, ProjectSettings>();
+const MAX_PARSED_TEXTS = 1_000;
+
+/**
+ * {@link readSettings} of settings read as JSON text (`null`: none stored), parsed and validated
+ * once per distinct text: a reader that gets a new row for every call (the call worker, once per
+ * job) does not validate them again each time. The result is read-only.
+ *
+ * @example
+ * ```ts
+ * const settings = readSettingsText('{"calls":{"inactivityTimeoutSec":60}}');
+ * settings.calls.inactivityTimeoutSec; // 60
+ * ```
+ */
+export function readSettingsText(text: string | null): ProjectSettings {
+  const key = text ?? 'null';
+  let settings = parsedTexts.get(key);
+  if (settings === undefined) {
+    settings = readSettings(JSON.parse(key));
+    if (parsedTexts.size >= MAX_PARSED_TEXTS) parsedTexts.clear();
+    parsedTexts.set(key, settings);
+  }
+  return settings;
+}
+
 function parseSettings(value: Record<string, unknown>): ProjectSettings {
   const group = <Key extends keyof ProjectSettings>(key: Key, schema: z.ZodType<ProjectSettings[Key]>) => {
     const merged =

@@ -1,11 +1,10 @@
 import { type Finding, resolveThresholds, type Thresholds } from '@svc/detectors';
 import { type CallEvent, type CallSample, parseChunk } from '@svc/protocol';
 import type { FastifyBaseLogger } from 'fastify';
-import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { BlobStore } from '../blob-store/index.ts';
 import type { MasterKey } from '../crypto/index.ts';
 import { insertBatches } from '../database/insert-batches.ts';
-import { preparedStatement } from '../database/prepared-statement.ts';
 import type { Database } from '../database/schema.ts';
 import type { NewCall, NewCallItem } from '../database/tables/calls.table.ts';
 import type { Session } from '../database/tables/sessions.table.ts';
@@ -15,6 +14,7 @@ import { notifyCustomEvents } from '../notifications/custom-events.ts';
 import {
   type CALL_COLUMNS,
   type CallJobInput,
+  claimAndLoadCallJobs,
   deleteCallProgress,
   deleteSeriesSegments,
   findCallItems,
@@ -31,7 +31,7 @@ import {
   writeIncrementalJob,
 } from '../repositories/call-progress.ts';
 import { readChunkBytes } from '../routes/sessions/chunk-reader.ts';
-import { readSettings } from '../settings.ts';
+import { readSettingsText } from '../settings.ts';
 import {
   addItems,
   type CallFacts,
@@ -66,41 +66,30 @@ export interface ClaimedCallJob {
   sessionId: string;
   generation: number;
   attempts: number;
+  /**
+   * What the job reads, read with the claim (`null`: the project is gone). Absent, the job reads
+   * it when it runs; a run that lost a race on the session's progress reads it again.
+   */
+  input?: CallJobInput | null;
 }
-
-/** The claim of {@link claimCallJobs}, prepared once per connection ($1 lease seconds, $2 limit). */
-const CLAIM_CALL_JOBS = `${preparedStatement('svc_claim_call_jobs')}
-  update call_jobs set locked_until = now() + make_interval(secs => $1::float8), attempts = attempts + 1
-  where (project_id, session_id) in (
-    select project_id, session_id from call_jobs
-    where due_at <= now() and (locked_until is null or locked_until <= now())
-    order by due_at
-    limit $2::int
-    for update skip locked
-  )
-  returning project_id, session_id, generation, attempts`;
 
 /**
  * Claims up to `limit` due jobs for `leaseMs` (a worker that dies loses them when the lease
- * ends). Concurrent workers, in this process or others on the same PostgreSQL, never claim the
- * same job: `for update skip locked`.
+ * ends) and reads what each needs, in one statement. Concurrent workers, in this process or
+ * others on the same PostgreSQL, never claim the same job: `for update skip locked`.
  */
 export async function claimCallJobs(
   database: Kysely<Database>,
   limit: number,
   leaseMs: number,
 ): Promise<ClaimedCallJob[]> {
-  const { rows } = await database.executeQuery<{
-    project_id: string;
-    session_id: string;
-    generation: number;
-    attempts: number;
-  }>(CompiledQuery.raw(CLAIM_CALL_JOBS, [leaseMs / 1000, limit]));
+  const rows = await claimAndLoadCallJobs(database, limit, leaseMs / 1000);
   return rows.map((row) => ({
-    projectId: row.project_id,
-    sessionId: row.session_id,
+    projectId: row.projectId,
+    sessionId: row.sessionId,
     generation: row.generation,
     attempts: row.attempts,
+    input: row.input ?? null,
   }));
 }
 
@@ -363,16 +352,22 @@ export async function processCallJob(
 ): Promise<CallProcessingResult> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await runCallJob(dependencies, job, serverNow);
+      return await runCallJob(dependencies, job, attempt === 1 ? job.input : undefined, serverNow);
     } catch (error) {
       if (!(error instanceof ProgressConflict) || attempt >= CONFLICT_ATTEMPTS) throw error;
     }
   }
 }
 
-/** The stored progress when processing can go on from it: same format, same thresholds. */
+/**
+ * The stored progress when processing can go on from it: same format, same thresholds. Parsed
+ * anew by every run: the progress is changed in place.
+ */
 function usableProgress(stored: StoredCallProgress | undefined, thresholds: Thresholds) {
-  const progress = stored?.progress as SessionProgress | undefined;
+  const progress = (stored === undefined ? undefined : JSON.parse(stored.progress)) as
+    | SessionProgress
+    | undefined
+    | null;
   if (progress?.version !== PROGRESS_VERSION) return undefined;
   return sameThresholds(progress.detector.thresholds, thresholds) ? progress : undefined;
 }
@@ -409,11 +404,13 @@ function advanceWatermark(
 async function runCallJob(
   dependencies: CallProcessingDependencies,
   job: ClaimedCallJob,
+  claimed: CallJobInput | null | undefined,
   serverNow: number,
 ): Promise<CallProcessingResult> {
   const { database } = dependencies;
   const { projectId, sessionId } = job;
-  const input = await loadCallJob(database, projectId, sessionId);
+  const input =
+    claimed === undefined ? await loadCallJob(database, projectId, sessionId) : (claimed ?? undefined);
   if (input === undefined) {
     await finishCallJob(database, job, undefined);
     return {
@@ -431,7 +428,7 @@ async function runCallJob(
     };
   }
   const { project, stored, session } = input;
-  const settings = readSettings(project.settings);
+  const settings = readSettingsText(project.settings);
   const thresholds = resolveThresholds(settings.detectorThresholds);
 
   // What was consumed: the progress, and the chunks after its watermark (all of them when the

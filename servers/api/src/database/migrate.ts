@@ -11,6 +11,7 @@ import * as callsFilterIndexes from './migrations/2026-11-25-calls-filter-indexe
 import * as issuesNotifications from './migrations/2026-11-26-issues-notifications.ts';
 import * as customSignals from './migrations/2026-11-27-custom-signals.ts';
 import * as incrementalCalls from './migrations/2026-11-28-incremental-calls.ts';
+import * as callJobCost from './migrations/2026-11-29-call-job-cost.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -28,6 +29,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-26-issues-notifications': issuesNotifications,
   '2026-11-27-custom-signals': customSignals,
   '2026-11-28-incremental-calls': incrementalCalls,
+  '2026-11-29-call-job-cost': callJobCost,
 };
 
 /**

@@ -20,8 +20,8 @@ export interface StoredCallProgress {
   /** The latest `sentAt` and arrival of those chunks. */
   consumedSentAt: Date | null;
   consumedReceivedAt: Date | null;
-  /** The `SessionProgress` JSON, as stored (the caller checks its version). */
-  progress: unknown;
+  /** The `SessionProgress` as stored, JSON text (the caller parses it and checks its version). */
+  progress: string;
 }
 
 /**
@@ -40,7 +40,7 @@ export async function saveCallProgress(
     consumed_seq: values.consumedSeq,
     consumed_sent_at: values.consumedSentAt,
     consumed_received_at: values.consumedReceivedAt,
-    progress: JSON.stringify(values.progress) as never,
+    progress: JSON.stringify(values.progress),
     updated_at: sql<Date>`now()`,
   };
   if (readVersion === undefined) {
@@ -283,7 +283,8 @@ export async function foldSeriesSegments(
 
 /** Everything a call job reads before it computes, in one statement: see {@link loadCallJob}. */
 export interface CallJobInput {
-  project: { id: string; organization_id: string; wrapped_data_key: Uint8Array; settings: unknown };
+  /** `settings` as JSON text (null: none stored). */
+  project: { id: string; organization_id: string; wrapped_data_key: Uint8Array; settings: string | null };
   /** The session's progress row, if any. */
   stored: StoredCallProgress | undefined;
   /** The session's facts the calls copy, if the session row exists. */
@@ -321,17 +322,17 @@ export interface CallJobInput {
   }>;
 }
 
-/** The row of {@link LOAD_CALL_JOB}. */
+/** The row of {@link callJobInputColumns}. */
 type LoadedCallJob = {
-  id: string;
+  id: string | null;
   organization_id: string;
   wrapped_data_key: Uint8Array;
-  settings: unknown;
+  settings: string | null;
   version: number | null;
   consumed_seq: number | null;
   consumed_sent_at: Date | null;
   consumed_received_at: Date | null;
-  progress: unknown;
+  progress: string | null;
   has_session: boolean;
   browser_name: string | null;
   browser_version: string | null;
@@ -357,9 +358,16 @@ type LoadedCallJob = {
   findings: CallJobInput['findings'];
 };
 
-/** What a call job reads, as one prepared statement ($1 the project, $2 the session). */
-const LOAD_CALL_JOB = `${preparedStatement('svc_load_call_job')}
-    select project.id, project.organization_id, project.wrapped_data_key, project.settings,
+/**
+ * What a call job reads, as the select list and joins of a statement over `source`, rows named
+ * `job` with a job's `project_id` and `session_id`: the project (null columns when it is gone), the session's
+ * progress and facts, the chunks after the progress's watermark, what the session's issue
+ * clusters and custom events need to be told, and the stored findings. The project's settings
+ * and the progress come as JSON text: the job parses them (settings once per distinct text),
+ * where the database's jsonb output and the driver's parsing cost more.
+ */
+const callJobInputColumns = (source: string) => `
+      project.id, project.organization_id, project.wrapped_data_key, project.settings::text as settings,
       progress.version, progress.consumed_seq, progress.consumed_sent_at, progress.consumed_received_at,
       progress.progress,
       session.id is not null as has_session, session.browser_name, session.browser_version,
@@ -372,15 +380,16 @@ const LOAD_CALL_JOB = `${preparedStatement('svc_load_call_job')}
             where call_items.project_id = chunks.project_id and call_items.session_id = chunks.session_id
               and call_items.seq = chunks.seq) as consumed
         from chunks
-        where chunks.project_id = project.id and chunks.session_id = $2
+        where chunks.project_id = job.project_id and chunks.session_id = job.session_id
           and chunks.seq > coalesce(progress.consumed_seq, -1)) as chunk) as chunks,
       (select coalesce(jsonb_agg(occurrence_key), '[]'::jsonb) from cluster_occurrences as occurrence
-        where occurrence.project_id = project.id and occurrence.session_id = $2
+        where occurrence.project_id = job.project_id and occurrence.session_id = job.session_id
           and occurrence.occurrence_key like 'finding:%')
         as finding_keys,
       exists (
         select 1 from session_signals as error
-        where error.project_id = project.id and error.session_id = $2 and error.kind = 'error'
+        where error.project_id = job.project_id and error.session_id = job.session_id
+          and error.kind = 'error'
           and not exists (
             select 1 from cluster_occurrences as occurrence
             where occurrence.project_id = error.project_id and occurrence.session_id = error.session_id
@@ -388,21 +397,78 @@ const LOAD_CALL_JOB = `${preparedStatement('svc_load_call_job')}
         as unrecorded_errors,
       exists (
         select 1 from session_signals as custom
-        where custom.project_id = project.id and custom.session_id = $2 and custom.kind = 'custom'
-          and custom.handled_at is null) as unhandled_custom,
+        where custom.project_id = job.project_id and custom.session_id = job.session_id
+          and custom.kind = 'custom' and custom.handled_at is null) as unhandled_custom,
       (select coalesce(jsonb_agg(finding), '[]'::jsonb) from (
         select pc, kind, call_id, severity, t, track, evidence from call_findings
-        where call_findings.project_id = project.id and call_findings.session_id = $2) as finding) as findings
-    from projects as project
-    left join call_progress as progress on progress.project_id = project.id and progress.session_id = $2
-    left join sessions as session on session.project_id = project.id and session.id = $2
-    where project.id = $1`;
+        where call_findings.project_id = job.project_id
+          and call_findings.session_id = job.session_id) as finding) as findings
+    from ${source}
+    left join projects as project on project.id = job.project_id
+    left join call_progress as progress
+      on progress.project_id = job.project_id and progress.session_id = job.session_id
+    left join sessions as session on session.project_id = job.project_id and session.id = job.session_id`;
+
+/** What a call job reads, as one prepared statement ($1 the project, $2 the session). */
+const LOAD_CALL_JOB = `${preparedStatement('svc_load_call_job')}
+    select ${callJobInputColumns('(select $1::text as project_id, $2::text as session_id) as job')}`;
+
+/** A claimed job and what it reads. */
+export interface ClaimedCallJobRow {
+  projectId: string;
+  sessionId: string;
+  generation: number;
+  attempts: number;
+  /** What the job reads, as the claim read it; `undefined` when the project is gone. */
+  input: CallJobInput | undefined;
+}
+
+/**
+ * Claims due jobs and reads what each needs, in one prepared statement ($1 lease seconds, $2
+ * limit): the claim of {@link claimAndLoadCallJobs} and {@link callJobInputColumns} per job.
+ */
+const CLAIM_AND_LOAD_CALL_JOBS = `${preparedStatement('svc_claim_and_load_call_jobs')}
+  with claimed as (
+    update call_jobs set locked_until = now() + make_interval(secs => $1::float8), attempts = attempts + 1
+    where (project_id, session_id) in (
+      select project_id, session_id from call_jobs
+      where due_at <= now() and (locked_until is null or locked_until <= now())
+      order by due_at
+      limit $2::int
+      for update skip locked
+    )
+    returning project_id, session_id, generation, attempts
+  )
+  select job.project_id as job_project_id, job.session_id as job_session_id, job.generation, job.attempts,
+    ${callJobInputColumns('claimed as job')}`;
+
+/**
+ * Claims up to `limit` due jobs for `leaseSeconds` and reads what each needs (as
+ * {@link loadCallJob}), in one statement. Concurrent workers, in this process or others on the
+ * same PostgreSQL, never claim the same job: `for update skip locked`. What a job read can be
+ * outdated by the time it runs; that is safe, as it is for a job's own read: a chunk that arrives
+ * later makes the job due again, and a job writes only over the progress version it read.
+ */
+export async function claimAndLoadCallJobs(
+  database: Executor,
+  limit: number,
+  leaseSeconds: number,
+): Promise<ClaimedCallJobRow[]> {
+  const { rows } = await database.executeQuery<
+    LoadedCallJob & { job_project_id: string; job_session_id: string; generation: number; attempts: number }
+  >(CompiledQuery.raw(CLAIM_AND_LOAD_CALL_JOBS, [leaseSeconds, limit]));
+  return rows.map((row) => ({
+    projectId: row.job_project_id,
+    sessionId: row.job_session_id,
+    generation: row.generation,
+    attempts: row.attempts,
+    input: callJobInput(row),
+  }));
+}
 
 /**
  * What a call job reads, in one statement (one round trip, where separate queries cost a job
- * most of its time): the project, the session's progress and facts, the chunks after the
- * progress's watermark, what the session's issue clusters and custom events need to be told,
- * and the stored findings. `undefined` when the project is gone.
+ * most of its time): see {@link callJobInputColumns}. `undefined` when the project is gone.
  */
 export async function loadCallJob(
   database: Executor,
@@ -412,8 +478,11 @@ export async function loadCallJob(
   const { rows } = await database.executeQuery<LoadedCallJob>(
     CompiledQuery.raw(LOAD_CALL_JOB, [projectId, sessionId]),
   );
-  const row = rows[0];
-  if (row === undefined) return undefined;
+  return rows[0] === undefined ? undefined : callJobInput(rows[0]);
+}
+
+function callJobInput(row: LoadedCallJob): CallJobInput | undefined {
+  if (row.id === null) return undefined;
   return {
     project: {
       id: row.id,
@@ -429,7 +498,7 @@ export async function loadCallJob(
             consumedSeq: row.consumed_seq ?? -1,
             consumedSentAt: row.consumed_sent_at === null ? null : new Date(row.consumed_sent_at),
             consumedReceivedAt: row.consumed_received_at === null ? null : new Date(row.consumed_received_at),
-            progress: row.progress,
+            progress: row.progress ?? 'null',
           },
     session:
       row.has_session && row.started_at !== null
@@ -537,8 +606,8 @@ const columnList = (columns: readonly string[], table?: string) =>
  * new items, every call's row (the series in the row kept), the tracks' counts, the new series
  * pieces, the findings when they changed (those that no longer hold deleted) and the end of the
  * job (due again at `dueAt`). Every write is conditional on the
- * progress write, so nothing is written when another job wrote it first. One parameter, a jsonb
- * object of {@link IncrementalJobWrite}.
+ * progress write, so nothing is written when another job wrote it first. Two parameters: a jsonb
+ * object of {@link IncrementalJobWrite} but its progress, and the progress as JSON text.
  */
 const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_job')}
   with input as (select $1::jsonb as payload),
@@ -548,7 +617,7 @@ const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_j
       consumed_seq = (input.payload->>'consumedSeq')::integer,
       consumed_sent_at = (input.payload->>'consumedSentAt')::timestamptz,
       consumed_received_at = (input.payload->>'consumedReceivedAt')::timestamptz,
-      progress = input.payload->'progress',
+      progress = $2::text,
       updated_at = now()
     from input
     where progress.project_id = input.payload->>'projectId'
@@ -678,8 +747,9 @@ export async function writeIncrementalJob(
   database: Kysely<Database>,
   write: IncrementalJobWrite,
 ): Promise<boolean> {
+  const { progress, ...rest } = write;
   const { rows } = await database.executeQuery<{ saved: number }>(
-    CompiledQuery.raw(WRITE_INCREMENTAL_JOB, [JSON.stringify(write)]),
+    CompiledQuery.raw(WRITE_INCREMENTAL_JOB, [JSON.stringify(rest), JSON.stringify(progress)]),
   );
   return rows[0]?.saved === 1;
 }

@@ -15,7 +15,8 @@ export interface CallProgressTable {
   /** The latest `sent_at` and `received_at` of those chunks. */
   consumed_sent_at: Date | null;
   consumed_received_at: Date | null;
-  progress: JSONColumnType<Record<string, unknown>>;
+  /** JSON text (migration 2026-11-29-call-job-cost): nothing queries inside it. */
+  progress: string;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
