@@ -16,18 +16,20 @@ import {
   type CallJobInput,
   claimAndLoadCallJobs,
   deleteCallProgress,
-  deleteSeriesSegments,
+  deleteSeriesPieces,
   findCallItems,
   findCallSamples,
   findChunksAfter,
   findErrorSignals,
-  foldSeriesSegments,
-  insertSeriesSegments,
+  foldSeriesPieces,
+  insertSeriesPieces,
   KEPT_CALL_COLUMNS,
   loadCallJob,
+  type SeriesPieces,
   type SessionChunk,
   type StoredCallProgress,
   saveCallProgress,
+  seriesPiecesRow,
   writeIncrementalJob,
 } from '../repositories/call-progress.ts';
 import { readChunkBytes } from '../routes/sessions/chunk-reader.ts';
@@ -553,24 +555,16 @@ async function runCallJob(
       progress,
       items: fresh.map((entry) => itemRecord(projectId, sessionId, entry)),
       calls: calls.map((call) => callRecord(projectId, sessionId, call, session, emptyConnectionSeries())),
-      tracks: progress.calls.flatMap((call) =>
-        call.tracks
-          .filter((track) => pieces.some((piece) => piece.pc === call.pc && piece.track === track.id))
-          .map((track) => ({
-            pc: call.pc,
-            track_id: track.id,
-            kind: track.kind,
-            dir: track.dir,
-            sample_count: track.sampleCount,
-          })),
-      ),
-      segments: pieces.map((piece) => ({
-        pc: piece.pc,
-        track_id: piece.track ?? '',
-        first_sample: piece.firstSample,
-        sample_count: piece.series.t?.length ?? 0,
-        series: piece.series,
+      tracks: newTracks(progress, pieces).map(({ pc, track }) => ({
+        pc,
+        track_id: track.id,
+        kind: track.kind,
+        dir: track.dir,
       })),
+      pieces: [...piecesByCall(pieces)].map(([pc, own]) => {
+        const row = seriesPiecesRow('', own);
+        return { pc, first_sample: row.firstSample, series: row.series };
+      }),
       findings: findingsChanged
         ? findings.map((finding) => ({
             pc: finding.pc ?? '',
@@ -622,7 +616,7 @@ async function runCallJob(
     });
     for (const pc of folded) {
       const callId = callIds.get(pc);
-      if (callId !== undefined) await foldSeriesSegments(transaction, projectId, callId);
+      if (callId !== undefined) await foldSeriesPieces(transaction, projectId, callId);
     }
     if (findingsChanged) await writeFindings(transaction, projectId, sessionId, findings, callIds);
 
@@ -801,7 +795,7 @@ async function writeCalls(
   });
   if (recomputed) {
     const ids = [...callIds.values()];
-    await deleteSeriesSegments(transaction, projectId, ids);
+    await deleteSeriesPieces(transaction, projectId, ids);
     await transaction
       .deleteFrom('call_tracks')
       .where('project_id', '=', projectId)
@@ -824,35 +818,55 @@ async function writeCalls(
     return callIds;
   }
 
-  // Going on: the tracks with new samples get their count (a new track, an empty series in its
-  // row), and every new piece is appended.
-  const touched = progress.calls.flatMap((call) => {
-    const callId = callIds.get(call.pc);
-    if (callId === undefined) return [];
-    return call.tracks
-      .filter((track) => pieces.some((piece) => piece.pc === call.pc && piece.track === track.id))
-      .map((track) => ({ ...trackRow(callId, track), series: JSON.stringify({ t: [], windowMs: [] }) }));
+  // Going on: a new track gets its row (an empty series: its samples are in the pieces), and the
+  // new pieces are appended, a row per call.
+  const added = newTracks(progress, pieces).flatMap(({ pc, track }) => {
+    const callId = callIds.get(pc);
+    return callId === undefined
+      ? []
+      : [
+          {
+            ...trackRow(callId, { ...track, sampleCount: 0 }),
+            series: JSON.stringify({ t: [], windowMs: [] }),
+          },
+        ];
   });
-  for (const batch of insertBatches(touched, 500)) {
+  for (const batch of insertBatches(added, 500)) {
     await transaction
       .insertInto('call_tracks')
       .values(batch)
-      .onConflict((conflict) =>
-        conflict
-          .columns(['project_id', 'call_id', 'track_id'])
-          .doUpdateSet((update) => ({ sample_count: update.ref('excluded.sample_count') })),
-      )
+      .onConflict((conflict) => conflict.columns(['project_id', 'call_id', 'track_id']).doNothing())
       .execute();
   }
-  await insertSeriesSegments(
+  await insertSeriesPieces(
     transaction,
     projectId,
-    pieces.flatMap((piece) => {
-      const callId = callIds.get(piece.pc);
-      return callId === undefined
-        ? []
-        : [{ callId, trackId: piece.track ?? '', firstSample: piece.firstSample, series: piece.series }];
+    [...piecesByCall(pieces)].flatMap(([pc, own]) => {
+      const callId = callIds.get(pc);
+      return callId === undefined ? [] : [seriesPiecesRow(callId, own)];
     }),
   );
   return callIds;
+}
+
+/** New samples' pieces by peer connection, as `[trackId, firstSample, series]` ('' the connection). */
+function piecesByCall(pieces: readonly SeriesPiece[]): Map<string, SeriesPieces> {
+  const byCall = new Map<string, Array<SeriesPieces[number]>>();
+  for (const piece of pieces) {
+    const own = byCall.get(piece.pc) ?? [];
+    own.push([piece.track ?? '', piece.firstSample, piece.series]);
+    byCall.set(piece.pc, own);
+  }
+  return byCall;
+}
+
+/** The tracks whose first samples are in these pieces (their rows do not exist yet). */
+function newTracks(progress: SessionProgress, pieces: readonly SeriesPiece[]) {
+  return pieces.flatMap((piece) => {
+    if (piece.track === null || piece.firstSample !== 0) return [];
+    const track = progress.calls
+      .find((call) => call.pc === piece.pc)
+      ?.tracks.find((candidate) => candidate.id === piece.track);
+    return track === undefined ? [] : [{ pc: piece.pc, track }];
+  });
 }

@@ -141,13 +141,13 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
 
   const segmentsOf = async (sessionId: string): Promise<number> => {
     const rows = await test.database.database
-      .selectFrom('call_series_segments')
+      .selectFrom('call_series_pieces')
       .innerJoin('calls', (join) =>
         join
-          .onRef('calls.project_id', '=', 'call_series_segments.project_id')
-          .onRef('calls.id', '=', 'call_series_segments.call_id'),
+          .onRef('calls.project_id', '=', 'call_series_pieces.project_id')
+          .onRef('calls.id', '=', 'call_series_pieces.call_id'),
       )
-      .select('call_series_segments.first_sample')
+      .select('call_series_pieces.first_sample')
       .where('calls.session_id', '=', sessionId)
       .execute();
     return rows.length;

@@ -48,7 +48,7 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'call_items',
         'call_jobs',
         'call_progress',
-        'call_series_segments',
+        'call_series_pieces',
         'call_tracks',
         'calls',
         'chunks',

@@ -1,5 +1,5 @@
 import type { ApiTokensTable } from './tables/api-tokens.table.ts';
-import type { CallProgressTable, CallSeriesSegmentsTable } from './tables/call-progress.table.ts';
+import type { CallProgressTable, CallSeriesPiecesTable } from './tables/call-progress.table.ts';
 import type {
   CallFindingsTable,
   CallItemsTable,
@@ -38,7 +38,7 @@ export interface Database {
   call_tracks: CallTracksTable;
   call_findings: CallFindingsTable;
   call_progress: CallProgressTable;
-  call_series_segments: CallSeriesSegmentsTable;
+  call_series_pieces: CallSeriesPiecesTable;
   issue_clusters: IssueClustersTable;
   cluster_occurrences: ClusterOccurrencesTable;
   notification_channels: NotificationChannelsTable;

@@ -1,7 +1,7 @@
 import type { CallEvent, CallSample } from '@svc/protocol';
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { PlacedCallItem } from '../calls/call-progress.ts';
-import { joinSeries, type Series } from '../calls/series.ts';
+import { joinSeries, type Series, seriesLength } from '../calls/series.ts';
 import { insertBatches } from '../database/insert-batches.ts';
 import { preparedStatement } from '../database/prepared-statement.ts';
 import type { Database } from '../database/schema.ts';
@@ -164,81 +164,104 @@ export async function findCallSamples(
   return rows.map((row) => row.item as unknown as CallSample);
 }
 
-/** A series piece to append to a call: its connection series (`trackId` '') or a track's. */
-export interface SeriesSegment {
+/**
+ * What one job appends to a call's series: for the connection (`''`) and each track with new
+ * samples, `[trackId, firstSample, series]`, the series of the new samples from sample
+ * `firstSample` of that series on.
+ */
+export type SeriesPieces = ReadonlyArray<readonly [trackId: string, firstSample: number, series: Series]>;
+
+/** The row of a call's {@link SeriesPieces}: keyed by where they start in the connection series. */
+export interface SeriesPiecesRow {
   callId: string;
-  trackId: string;
+  /** The call's samples before these (the connection piece's first sample): unique per call. */
   firstSample: number;
-  series: Series;
+  /** The pieces as JSON text. */
+  series: string;
 }
 
-/** Appends series pieces (each after the samples already stored for its series). */
-export async function insertSeriesSegments(
+/**
+ * One job's pieces of a call as a row of `call_series_pieces`: one row whatever the number of
+ * tracks (a row per track cost a live job ~0.25 ms each on PGlite), their JSON as text (nothing
+ * queries inside it; jsonb would be parsed into numerics and printed back).
+ */
+export function seriesPiecesRow(callId: string, pieces: SeriesPieces): SeriesPiecesRow {
+  const connection = pieces.find(([trackId]) => trackId === '');
+  return { callId, firstSample: connection?.[1] ?? pieces[0]?.[1] ?? 0, series: JSON.stringify(pieces) };
+}
+
+/** Appends pieces of calls' series (each after the samples already stored for its series). */
+export async function insertSeriesPieces(
   transaction: Transaction<Database>,
   projectId: string,
-  segments: readonly SeriesSegment[],
+  rows: readonly SeriesPiecesRow[],
 ): Promise<void> {
-  const rows = segments.map((segment) => ({
+  const values = rows.map((row) => ({
     project_id: projectId,
-    call_id: segment.callId,
-    track_id: segment.trackId,
-    first_sample: segment.firstSample,
-    sample_count: segment.series.t?.length ?? 0,
-    series: JSON.stringify(segment.series) as never,
+    call_id: row.callId,
+    first_sample: row.firstSample,
+    series: row.series,
   }));
-  for (const batch of insertBatches(rows, 500)) {
-    await transaction.insertInto('call_series_segments').values(batch).execute();
+  for (const batch of insertBatches(values, 500)) {
+    await transaction.insertInto('call_series_pieces').values(batch).execute();
   }
 }
 
 /** Deletes every appended piece of these calls' series. */
-export async function deleteSeriesSegments(
+export async function deleteSeriesPieces(
   transaction: Transaction<Database>,
   projectId: string,
   callIds: readonly string[],
 ): Promise<void> {
   if (callIds.length === 0) return;
   await transaction
-    .deleteFrom('call_series_segments')
+    .deleteFrom('call_series_pieces')
     .where('project_id', '=', projectId)
     .where('call_id', 'in', callIds)
     .execute();
 }
 
 /** The appended pieces of a call's series, per track id ('' for the connection), in order. */
-export async function findSeriesSegments(
+export async function findSeriesPieces(
   database: Executor,
   projectId: string,
   callId: string,
 ): Promise<Map<string, Series[]>> {
   const rows = await database
-    .selectFrom('call_series_segments')
-    .select(['track_id', 'series'])
+    .selectFrom('call_series_pieces')
+    .select('series')
     .where('project_id', '=', projectId)
     .where('call_id', '=', callId)
-    .orderBy('track_id')
-    .orderBy('first_sample')
     .execute();
-  const pieces = new Map<string, Series[]>();
+  const byTrack = new Map<string, Array<[number, Series]>>();
   for (const row of rows) {
-    const list = pieces.get(row.track_id) ?? [];
-    list.push(row.series as Series);
-    pieces.set(row.track_id, list);
+    for (const [trackId, firstSample, series] of JSON.parse(row.series) as SeriesPieces) {
+      const list = byTrack.get(trackId) ?? [];
+      list.push([firstSample, series]);
+      byTrack.set(trackId, list);
+    }
+  }
+  const pieces = new Map<string, Series[]>();
+  for (const [trackId, list] of byTrack) {
+    pieces.set(
+      trackId,
+      list.sort((a, b) => a[0] - b[0]).map(([, series]) => series),
+    );
   }
   return pieces;
 }
 
 /**
  * Folds a call's appended pieces into the series of its rows (`calls.series`, each
- * `call_tracks.series`) and deletes them: done once a call is closed, so a finished call is
- * stored as if it had been computed at once.
+ * `call_tracks.series` and its `sample_count`) and deletes them: done once a call is closed, so a
+ * finished call is stored as if it had been computed at once.
  */
-export async function foldSeriesSegments(
+export async function foldSeriesPieces(
   transaction: Transaction<Database>,
   projectId: string,
   callId: string,
 ): Promise<void> {
-  const pieces = await findSeriesSegments(transaction, projectId, callId);
+  const pieces = await findSeriesPieces(transaction, projectId, callId);
   if (pieces.size === 0) return;
   const connection = pieces.get('');
   if (connection !== undefined) {
@@ -265,20 +288,17 @@ export async function foldSeriesSegments(
       .where('track_id', 'in', trackIds)
       .execute();
     for (const track of tracks) {
+      const series = joinSeries([track.series as Series, ...(pieces.get(track.track_id) ?? [])]);
       await transaction
         .updateTable('call_tracks')
-        .set({
-          series: JSON.stringify(
-            joinSeries([track.series as Series, ...(pieces.get(track.track_id) ?? [])]),
-          ) as never,
-        })
+        .set({ series: JSON.stringify(series) as never, sample_count: seriesLength(series) })
         .where('project_id', '=', projectId)
         .where('call_id', '=', callId)
         .where('track_id', '=', track.track_id)
         .execute();
     }
   }
-  await deleteSeriesSegments(transaction, projectId, [callId]);
+  await deleteSeriesPieces(transaction, projectId, [callId]);
 }
 
 /** Everything a call job reads before it computes, in one statement: see {@link loadCallJob}. */
@@ -427,7 +447,7 @@ export interface ClaimedCallJobRow {
  * Claims due jobs and reads what each needs, in one prepared statement ($1 lease seconds, $2
  * limit): the claim of {@link claimAndLoadCallJobs} and {@link callJobInputColumns} per job.
  */
-const CLAIM_AND_LOAD_CALL_JOBS = `${preparedStatement('svc_claim_and_load_call_jobs')}
+export const CLAIM_AND_LOAD_CALL_JOBS = `${preparedStatement('svc_claim_and_load_call_jobs')}
   with claimed as (
     update call_jobs set locked_until = now() + make_interval(secs => $1::float8), attempts = attempts + 1
     where (project_id, session_id) in (
@@ -603,13 +623,13 @@ const columnList = (columns: readonly string[], table?: string) =>
 /**
  * A job that goes on from its session's progress with its calls still open, written in one
  * statement (data-modifying CTEs, atomic by themselves): the progress over the version read, the
- * new items, every call's row (the series in the row kept), the tracks' counts, the new series
- * pieces, the findings when they changed (those that no longer hold deleted) and the end of the
+ * new items, every call's row (the series in the row kept), the rows of new tracks, the new series
+ * pieces (a row per call), the findings when they changed (those that no longer hold deleted) and the end of the
  * job (due again at `dueAt`). Every write is conditional on the
  * progress write, so nothing is written when another job wrote it first. Two parameters: a jsonb
  * object of {@link IncrementalJobWrite} but its progress, and the progress as JSON text.
  */
-const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_job')}
+export const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_job')}
   with input as (select $1::jsonb as payload),
   saved as (
     update call_progress as progress set
@@ -648,25 +668,22 @@ const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_j
   ),
   tracks as (
     insert into call_tracks (project_id, call_id, track_id, kind, dir, sample_count, series)
-    select input.payload->>'projectId', upserted.id, track.track_id, track.kind, track.dir,
-      track.sample_count,
+    select input.payload->>'projectId', upserted.id, track.track_id, track.kind, track.dir, 0,
       '{"t": [], "windowMs": []}'::jsonb
     from input
       cross join lateral jsonb_to_recordset(input.payload->'tracks')
-        as track (pc text, track_id text, kind text, dir text, sample_count integer)
+        as track (pc text, track_id text, kind text, dir text)
       join upserted on upserted.pc = track.pc
     order by upserted.id, track.track_id
-    on conflict (project_id, call_id, track_id) do update set sample_count = excluded.sample_count
+    on conflict (project_id, call_id, track_id) do nothing
   ),
-  segments as (
-    insert into call_series_segments (project_id, call_id, track_id, first_sample, sample_count, series)
-    select input.payload->>'projectId', upserted.id, segment.track_id, segment.first_sample,
-      segment.sample_count,
-      segment.series
+  pieces as (
+    insert into call_series_pieces (project_id, call_id, first_sample, series)
+    select input.payload->>'projectId', upserted.id, piece.first_sample, piece.series
     from input
-      cross join lateral jsonb_to_recordset(input.payload->'segments')
-        as segment (pc text, track_id text, first_sample integer, sample_count integer, series jsonb)
-      join upserted on upserted.pc = segment.pc
+      cross join lateral jsonb_to_recordset(input.payload->'pieces')
+        as piece (pc text, first_sample integer, series text)
+      join upserted on upserted.pc = piece.pc
   ),
   findings as (
     insert into call_findings (project_id, session_id, pc, kind, call_id, severity, t, track, evidence)
@@ -715,14 +732,10 @@ export interface IncrementalJobWrite {
   progress: object;
   items: ReadonlyArray<Record<(typeof ITEM_COLUMNS)[number], unknown>>;
   calls: ReadonlyArray<Record<(typeof CALL_COLUMNS)[number], unknown>>;
-  tracks: ReadonlyArray<{ pc: string; track_id: string; kind: string; dir: string; sample_count: number }>;
-  segments: ReadonlyArray<{
-    pc: string;
-    track_id: string;
-    first_sample: number;
-    sample_count: number;
-    series: object;
-  }>;
+  /** Tracks first seen in this job (their rows hold no sample: the pieces have them). */
+  tracks: ReadonlyArray<{ pc: string; track_id: string; kind: string; dir: string }>;
+  /** Per call, the row of its new pieces ({@link seriesPiecesRow}). */
+  pieces: ReadonlyArray<{ pc: string; first_sample: number; series: string }>;
   /** The session's findings when they changed (`pc` '' for session-wide ones), else null. */
   findings: ReadonlyArray<{
     pc: string;

@@ -1,8 +1,8 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
-import { joinSeries, type Series } from '../calls/series.ts';
+import { joinSeries, type Series, seriesLength } from '../calls/series.ts';
 import type { Database } from '../database/schema.ts';
 import type { Call, CallFinding, CallItem, CallTrack } from '../database/tables/calls.table.ts';
-import { findSeriesSegments } from './call-progress.ts';
+import { findSeriesPieces } from './call-progress.ts';
 import { keysetPage } from './keyset-page.ts';
 
 // The read side of calls: every query is scoped by a project id first, so a caller can only ever
@@ -100,7 +100,8 @@ export const MAX_CALL_EVENTS = 5_000;
 
 /**
  * One call with its tracks' series, its event markers and its findings. A call still going on
- * has its newer samples in `call_series_segments`: they are joined after its rows' series.
+ * has its newer samples in `call_series_pieces`: they are joined after its rows' series (and
+ * counted in its tracks' `sample_count`).
  */
 export async function findCallDetail(
   database: Kysely<Database>,
@@ -153,14 +154,17 @@ export async function findCallDetail(
       .orderBy('t')
       .orderBy('kind')
       .execute(),
-    findSeriesSegments(database, projectId, callId),
+    findSeriesPieces(database, projectId, callId),
   ]);
   if (segments.size === 0) return { call, tracks, events, findings };
   const joined = (series: unknown, trackId: string) =>
     joinSeries([series as Series, ...(segments.get(trackId) ?? [])]);
   return {
     call: { ...call, series: joined(call.series, '') },
-    tracks: tracks.map((track) => ({ ...track, series: joined(track.series, track.track_id) })),
+    tracks: tracks.map((track) => {
+      const series = joined(track.series, track.track_id);
+      return { ...track, sample_count: seriesLength(series), series };
+    }),
     events,
     findings,
   };

@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, JSONColumnType, Selectable } from 'kysely';
+import type { ColumnType, Insertable, Selectable } from 'kysely';
 
 /**
  * Per session, what incremental call processing computed from the items consumed so far
@@ -21,19 +21,19 @@ export interface CallProgressTable {
 }
 
 /**
- * A piece of a call's series written after the series in its row: the connection series
- * (`track_id` '') or one track's, from sample `first_sample` on.
+ * What one job appended to a call's series while it is open, after the series in its rows: JSON
+ * text of `[trackId, firstSample, series]` entries, the connection's (`trackId` '') and each
+ * track's with new samples. `first_sample` is where the connection entry starts: a key, as every
+ * appending job starts a new one.
  */
-export interface CallSeriesSegmentsTable {
+export interface CallSeriesPiecesTable {
   project_id: string;
   call_id: string;
-  track_id: string;
   first_sample: number;
-  sample_count: number;
-  series: JSONColumnType<Record<string, unknown[]>>;
+  series: string;
 }
 
 export type CallProgressRow = Selectable<CallProgressTable>;
 export type NewCallProgressRow = Insertable<CallProgressTable>;
-export type CallSeriesSegment = Selectable<CallSeriesSegmentsTable>;
-export type NewCallSeriesSegment = Insertable<CallSeriesSegmentsTable>;
+export type CallSeriesPiecesRow = Selectable<CallSeriesPiecesTable>;
+export type NewCallSeriesPiecesRow = Insertable<CallSeriesPiecesTable>;

@@ -70,7 +70,7 @@ export interface CallsTable {
   max_severity: string | null;
   /**
    * Per-sample connection series: `{ t, windowMs, score, state, relayed, network }` arrays. While
-   * the call is open, its newer samples are in `call_series_segments` (track '') after these.
+   * the call is open, its newer samples are in `call_series_pieces` (track '') after these.
    */
   series: JSONColumnType<Record<string, unknown[]>>;
   created_at: ColumnType<Date, Date | undefined, never>;
@@ -79,8 +79,8 @@ export interface CallsTable {
 
 /**
  * Per-track metric series of a call: time-aligned arrays, `null` where a sample lacked the
- * metric. While the call is open, the newer samples are in `call_series_segments` after these;
- * `sample_count` counts them all.
+ * metric. While the call is open, the newer samples are in `call_series_pieces` after these;
+ * `sample_count` counts the samples of `series` (readers add the pieces').
  */
 export interface CallTracksTable {
   project_id: string;
