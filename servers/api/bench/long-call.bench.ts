@@ -25,8 +25,14 @@
  * `detect()`): a mismatch is printed.
  *
  * Prints ratios against baselines measured in the same run; never gates on absolute times.
+ * Last, paced runs: the chunks uploaded one every BENCH_LONG_CALL_PACE_MS (the call's pace
+ * compressed in time) while a background worker coalesces with each of BENCH_LONG_CALL_WINDOWS,
+ * reporting the jobs, their CPU against the backlog and the time from a chunk's upload to its
+ * findings. What a window costs and saves depends on its ratio to the time between uploads.
+ *
  * Settings: BENCH_ONLY (embedded, postgres), BENCH_LONG_CALL_MINUTES (default 120),
- * BENCH_LONG_CALL_RECOMPUTE=0 (skip the recompute-every-chunk baseline), SVC_BENCH_DATABASE_URL.
+ * BENCH_LONG_CALL_RECOMPUTE=0 (skip the recompute-every-chunk baseline), BENCH_LONG_CALL_PACE_MS
+ * (default 40), BENCH_LONG_CALL_WINDOWS (ms, default 0, 1 and 4 paces), SVC_BENCH_DATABASE_URL.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -43,6 +49,7 @@ import {
   claimCallJobs,
   processCallJob,
 } from '../src/calls/call-processing.ts';
+import { createCallWorker } from '../src/calls/call-worker.ts';
 import { loadConfiguration } from '../src/config.ts';
 import { type OpenedServices, openServices } from '../src/open-services.ts';
 import { findCallDetail } from '../src/repositories/call-queries.ts';
@@ -57,6 +64,13 @@ import { cpuSpent, createPostgresCpuReader, type PostgresCpuReading } from './po
 const STORES = new Set((process.env.BENCH_ONLY ?? 'embedded,postgres').split(','));
 const MINUTES = Number(process.env.BENCH_LONG_CALL_MINUTES ?? 120);
 const RECOMPUTE = process.env.BENCH_LONG_CALL_RECOMPUTE !== '0';
+/** Time between two uploads of the paced runs (the call's 10 s chunks compressed in time). */
+const PACE_MS = Number(process.env.BENCH_LONG_CALL_PACE_MS ?? 40);
+/** Coalescing windows of the paced runs, ms. */
+const WINDOWS = (process.env.BENCH_LONG_CALL_WINDOWS ?? `0,${PACE_MS},${4 * PACE_MS}`)
+  .split(',')
+  .filter((value) => value.trim() !== '')
+  .map(Number);
 /** Jobs at each end of the call whose medians are compared. */
 const ENDS = 20;
 
@@ -185,14 +199,18 @@ async function backlog(bench: Bench, items: readonly WireItem[], start: number):
 /**
  * Live as the server runs it: its background call worker on (woken by each chunk with call
  * items) while the chunks are uploaded one after the other, so a job takes whatever chunks
- * arrived while the previous one ran. Processing CPU is the run's CPU minus `ingestCpu` (what
+ * arrived while the previous one ran. Without a coalescing window: uploads back to back compress
+ * the call ~700-fold, where any window would stand for minutes (the paced runs measure windows). Processing CPU is the run's CPU minus `ingestCpu` (what
  * ingesting the same chunks cost without a worker).
  */
 async function background(bench: Bench, items: readonly WireItem[], start: number, ingestCpu: number) {
   const sessionId = `ses_${ulid()}`;
   // A second app on the same services, as `pnpm start` runs it: its call worker started.
   const server = await buildApp(
-    { ...bench.services, configuration: { ...bench.services.configuration, callWorker: true } },
+    {
+      ...bench.services,
+      configuration: { ...bench.services.configuration, callWorker: true, callCoalesceMs: 0 },
+    },
     { logger: false },
   );
   const database = bench.services.database.database;
@@ -221,6 +239,71 @@ async function background(bench: Bench, items: readonly WireItem[], start: numbe
     processingCpu: cpu - ingestCpu,
     seconds: (performance.now() - started) / 1000,
     jobs: rows[0]?.version ?? 0,
+  };
+}
+
+/**
+ * Live at a pace: the chunks uploaded one every `paceMs` (the call's real pace compressed in
+ * time) while a background call worker with a coalescing window of `coalesceMs` runs, woken by
+ * each upload as ingest wakes the server's own. Reports the jobs, the processing CPU (the run's
+ * CPU minus `ingestCpu`) and, per chunk, the time from its upload's answer to the end of the job
+ * that processed it.
+ */
+async function paced(
+  bench: Bench,
+  items: readonly WireItem[],
+  start: number,
+  ingestCpu: number,
+  paceMs: number,
+  coalesceMs: number,
+) {
+  const sessionId = `ses_${ulid()}`;
+  const bodies = chunksOf(sessionId, items, start);
+  const acknowledged: number[] = [];
+  const latencies: number[] = [];
+  let read = 0;
+  let jobs = 0;
+  let done: () => void = () => {};
+  const finished = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  const worker = createCallWorker(bench.dependencies, {
+    coalesceMs,
+    onJob: (job, result) => {
+      if (job.sessionId !== sessionId) return;
+      jobs += 1;
+      const now = performance.now();
+      for (let seq = read; seq < read + result.chunksRead; seq++)
+        latencies.push(now - (acknowledged[seq] ?? now));
+      read += result.chunksRead;
+      if (read >= bodies.length) done();
+    },
+  });
+  worker.start();
+  const before = await cpuMark(bench);
+  const began = performance.now();
+  try {
+    for (const [seq, body] of bodies.entries()) {
+      const wait = began + seq * paceMs - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const response = await postChunk(bench.app, bench.projectKey, body);
+      if (response.statusCode !== 200) throw new Error(`ingest: ${response.statusCode} ${response.body}`);
+      acknowledged[seq] = performance.now();
+      worker.wake({ projectId: bench.projectId, sessionId });
+    }
+    await finished;
+  } finally {
+    await worker.stop();
+  }
+  const cpu = await cpuSince(bench, before);
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const quantile = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+  return {
+    sessionId,
+    jobs,
+    processingCpu: cpu - ingestCpu,
+    latency: { p50: quantile(0.5), p95: quantile(0.95), max: sorted[sorted.length - 1] ?? Number.NaN },
   };
 }
 
@@ -338,6 +421,12 @@ async function runStore(
     const backlogRun = await backlog(bench, call.items, start);
     const recomputeRun = RECOMPUTE ? await live(bench, call.items, start, true) : undefined;
     const backgroundRun = await background(bench, call.items, start, backlogRun.ingestCpu ?? 0);
+    const pacedRuns = [];
+    for (const window of WINDOWS)
+      pacedRuns.push({
+        window,
+        ...(await paced(bench, call.items, start, backlogRun.ingestCpu ?? 0, PACE_MS, window)),
+      });
 
     const chunks = liveRun.jobs.length;
     const liveCpu = sum(liveRun.jobs.map(cpuOf));
@@ -405,6 +494,12 @@ async function runStore(
       store,
       `${backgroundRun.jobs} jobs; ${count(backgroundRun.processingCpu / 1000)} ms (${ratio(backgroundRun.processingCpu, backlogCpu)})`,
     );
+    for (const run of pacedRuns) {
+      const label = `paced, an upload every ${PACE_MS} ms, window ${run.window} ms: jobs; processing CPU (/ backlog); chunk to findings p50 / p95 / max`;
+      const value = `${run.jobs} jobs; ${count(run.processingCpu / 1000)} ms (${ratio(run.processingCpu, backlogCpu)}); ${run.latency.p50.toFixed(0)} / ${run.latency.p95.toFixed(0)} / ${run.latency.max.toFixed(0)} ms`;
+      console.log(`  ${label}: ${value}`);
+      record(label, store, value);
+    }
     if (recomputeRun !== undefined) {
       const recomputeCpu = sum(recomputeRun.jobs.map(cpuOf));
       const recomputeLast = median(recomputeRun.jobs.slice(-ENDS).map(cpuOf));
@@ -425,6 +520,8 @@ async function runStore(
     const recomputeStored =
       recomputeRun === undefined ? expected : await stored(bench, recomputeRun.sessionId);
     const backgroundStored = await stored(bench, backgroundRun.sessionId);
+    const pacedStored = [];
+    for (const run of pacedRuns) pacedStored.push(await stored(bench, run.sessionId));
     const sessionEnd = Math.max(
       ...chunksOf('ses_x', call.items, start).map((body) => JSON.parse(body.toString()).sentAt),
     );
@@ -436,10 +533,11 @@ async function runStore(
       liveStored === expected &&
       recomputeStored === expected &&
       backgroundStored === expected &&
+      pacedStored.every((each) => each === expected) &&
       JSON.stringify(storedFindings.sort()) ===
         JSON.stringify(findings.map((finding) => finding.kind).sort());
     console.log(
-      `  stored calls, series and findings: ${identical ? 'identical' : 'MISMATCH'} live, backlog, background worker${recomputeRun === undefined ? '' : ', recomputed per chunk'}; findings ${findings.map((finding) => finding.kind).join(', ')} (as detect())`,
+      `  stored calls, series and findings: ${identical ? 'identical' : 'MISMATCH'} live, backlog, background worker, paced${recomputeRun === undefined ? '' : ', recomputed per chunk'}; findings ${findings.map((finding) => finding.kind).join(', ')} (as detect())`,
     );
     record(
       'stored rows, series and findings the same in every run, and as detect()',

@@ -26,6 +26,7 @@ describe('loadConfiguration', () => {
       blobStore: { kind: 'file', directory: resolve('data', 'blobs') },
       logLevel: 'info',
       callWorker: true,
+      callCoalesceMs: 500,
       deliveryWorker: true,
       appUrl: 'http://127.0.0.1:8080',
       webhookAllowedHosts: expect.objectContaining({ text: '' }),
@@ -81,6 +82,13 @@ describe('loadConfiguration', () => {
     expect(loadConfiguration({ SVC_CALL_WORKER: 'false' }).callWorker).toBe(false);
     expect(loadConfiguration({ SVC_CALL_WORKER: '1' }).callWorker).toBe(true);
     expect(() => loadConfiguration({ SVC_CALL_WORKER: 'off' })).toThrow(/SVC_CALL_WORKER/);
+  });
+
+  it('reads the coalescing window of call jobs in ms, 0 to turn it off', () => {
+    expect(loadConfiguration({ SVC_CALL_COALESCE_MS: '0' }).callCoalesceMs).toBe(0);
+    expect(loadConfiguration({ SVC_CALL_COALESCE_MS: '2500' }).callCoalesceMs).toBe(2500);
+    expect(() => loadConfiguration({ SVC_CALL_COALESCE_MS: '1.5' })).toThrow(/SVC_CALL_COALESCE_MS/);
+    expect(() => loadConfiguration({ SVC_CALL_COALESCE_MS: '-1' })).toThrow(/SVC_CALL_COALESCE_MS/);
   });
 
   it('treats empty variables as unset', () => {

@@ -43,6 +43,13 @@ export interface Configuration {
    */
   callWorker: boolean;
   /**
+   * `SVC_CALL_COALESCE_MS`: after a session's call job ran, its next job waits this long (ms) so
+   * that the chunks arriving meanwhile are processed as one job (default 500: a burst of chunks,
+   * such as an SDK sending what it queued while offline, becomes one job, while chunks at an SDK's
+   * pace, seconds apart, are each processed at once). 0 turns it off.
+   */
+  callCoalesceMs: number;
+  /**
    * `SVC_DELIVERY_WORKER`: this process delivers webhooks in the background (default true). Any
    * number of processes on one PostgreSQL may.
    */
@@ -66,6 +73,9 @@ export class ConfigurationError extends Error {
     this.problems = problems;
   }
 }
+
+/** `SVC_CALL_COALESCE_MS` when unset. */
+export const DEFAULT_CALL_COALESCE_MS = 500;
 
 const optionalText = z
   .string()
@@ -124,6 +134,16 @@ const environmentSchema = z.object({
       .optional(),
   ),
   SVC_CALL_WORKER: optionalText.pipe(booleanText.optional()),
+  SVC_CALL_COALESCE_MS: optionalText
+    .default(String(DEFAULT_CALL_COALESCE_MS))
+    .transform(Number)
+    .pipe(
+      z
+        .number({ error: 'must be a number of milliseconds' })
+        .int('must be a whole number of milliseconds')
+        .min(0, 'must be 0..60000')
+        .max(60_000, 'must be 0..60000'),
+    ),
   SVC_DELIVERY_WORKER: optionalText.pipe(booleanText.optional()),
   SVC_APP_URL: optionalText.pipe(
     z
@@ -240,6 +260,7 @@ export function loadConfiguration(environment: Record<string, string | undefined
           },
     logLevel: settings.SVC_LOG_LEVEL,
     callWorker: settings.SVC_CALL_WORKER ?? true,
+    callCoalesceMs: settings.SVC_CALL_COALESCE_MS,
     deliveryWorker: settings.SVC_DELIVERY_WORKER ?? true,
     appUrl: (settings.SVC_APP_URL ?? publicUrl).replace(/\/+$/, ''),
     webhookAllowedHosts: allowedHosts.allowed,
@@ -285,6 +306,7 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     blobStore,
     logLevel: configuration.logLevel,
     callWorker: configuration.callWorker,
+    callCoalesceMs: configuration.callCoalesceMs,
     deliveryWorker: configuration.deliveryWorker,
     appUrl: configuration.appUrl,
     webhookAllowedHosts: configuration.webhookAllowedHosts.text,

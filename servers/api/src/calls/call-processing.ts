@@ -78,21 +78,44 @@ export interface ClaimedCallJob {
 /**
  * Claims up to `limit` due jobs for `leaseMs` (a worker that dies loses them when the lease
  * ends) and reads what each needs, in one statement. Concurrent workers, in this process or
- * others on the same PostgreSQL, never claim the same job: `for update skip locked`.
+ * others on the same PostgreSQL, never claim the same job: `for update skip locked`. With
+ * `coalesceMs`, a job whose previous run finished less than that ago is left until then (see
+ * {@link claimCallJobBatch}).
  */
 export async function claimCallJobs(
   database: Kysely<Database>,
   limit: number,
   leaseMs: number,
+  options: { coalesceMs?: number } = {},
 ): Promise<ClaimedCallJob[]> {
-  const rows = await claimAndLoadCallJobs(database, limit, leaseMs / 1000);
-  return rows.map((row) => ({
-    projectId: row.projectId,
-    sessionId: row.sessionId,
-    generation: row.generation,
-    attempts: row.attempts,
-    input: row.input ?? null,
-  }));
+  return (await claimCallJobBatch(database, { limit, leaseMs, coalesceMs: options.coalesceMs ?? 0 })).jobs;
+}
+
+/**
+ * {@link claimCallJobs}, and when the next job not claimed now becomes claimable (looking
+ * `horizonMs` ahead): what a worker sleeps until. A session's job that ran less than
+ * `coalesceMs` ago is left until then, so that the chunks it receives meanwhile become one job.
+ */
+export async function claimCallJobBatch(
+  database: Kysely<Database>,
+  options: { limit: number; leaseMs: number; coalesceMs: number; horizonMs?: number },
+): Promise<{ jobs: ClaimedCallJob[]; nextDueInMs: number | undefined }> {
+  const claimed = await claimAndLoadCallJobs(database, {
+    limit: options.limit,
+    leaseSeconds: options.leaseMs / 1000,
+    coalesceSeconds: options.coalesceMs / 1000,
+    horizonSeconds: (options.horizonMs ?? 0) / 1000,
+  });
+  return {
+    jobs: claimed.jobs.map((row) => ({
+      projectId: row.projectId,
+      sessionId: row.sessionId,
+      generation: row.generation,
+      attempts: row.attempts,
+      input: row.input ?? null,
+    })),
+    nextDueInMs: claimed.nextDueInMs,
+  };
 }
 
 /**
@@ -118,6 +141,7 @@ async function finishCallJob(
       locked_until: null,
       attempts: 0,
       last_error: null,
+      finished_at: sql<Date>`now()`,
       due_at: sql<Date>`case when generation = ${job.generation} then ${recheckAt ?? new Date()}::timestamptz else due_at end`,
     })
     .where((w) => w.and(where))

@@ -1,9 +1,15 @@
-import { createPollingLoop, type PollingLoop, runConcurrently } from '../workers/polling-loop.ts';
+import {
+  type BatchContext,
+  type BatchOutcome,
+  createPollingLoop,
+  type PollingLoop,
+  runConcurrently,
+} from '../workers/polling-loop.ts';
 import {
   type CallProcessingDependencies,
   type CallProcessingResult,
   type ClaimedCallJob,
-  claimCallJobs,
+  claimCallJobBatch,
   failCallJob,
   processCallJob,
 } from './call-processing.ts';
@@ -25,6 +31,16 @@ export interface CallWorkerOptions {
    * other gives up its work and runs again from what the first wrote.
    */
   leaseMs?: number;
+  /**
+   * After a session's job ran, its next job is left this long (ms) so that the chunks arriving
+   * meanwhile are processed together: a live call whose chunks come faster than this costs fewer,
+   * larger jobs, and its later chunks' findings come up to this much later. A chunk arriving
+   * longer than this after the session's last job is processed at once. Default 0 (a job as soon
+   * as a chunk arrives). `runUntilIdle()` never waits.
+   */
+  coalesceMs?: number;
+  /** Called after each job that ran to its end, with what it did (metrics, benchmarks). */
+  onJob?: (job: ClaimedCallJob, result: CallProcessingResult) => void;
 }
 
 /** Totals since the worker was created. */
@@ -40,7 +56,13 @@ export interface CallWorkerStats {
 }
 
 /** The in-process worker of call processing jobs. */
-export interface CallWorker extends PollingLoop {
+export interface CallWorker extends Omit<PollingLoop, 'wake'> {
+  /**
+   * Looks for due jobs now instead of at the next poll (ingest calls it for every chunk with call
+   * items). Given the chunk's session, when this worker ran that session's job less than
+   * `coalesceMs` ago, it looks when the window ends instead: the job is not due before.
+   */
+  wake(session?: { projectId: string; sessionId: string }): void;
   stats(): CallWorkerStats;
 }
 
@@ -65,6 +87,7 @@ export function createCallWorker(
   const batchSize = options.batchSize ?? 8;
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const leaseMs = options.leaseMs ?? 60_000;
+  const coalesceMs = Math.max(0, options.coalesceMs ?? 0);
   const totals: CallWorkerStats = {
     jobs: 0,
     failures: 0,
@@ -81,16 +104,41 @@ export function createCallWorker(
     if (result.recomputed) totals.recomputed += 1;
   };
 
-  /** One claim and its jobs: how many jobs ran. */
-  async function runBatch(): Promise<number> {
-    const jobs = await claimCallJobs(dependencies.database, batchSize, leaseMs);
+  /**
+   * One claim and its jobs: how many ran, whether to claim again at once (a full batch: more may
+   * be due) and when the next job not claimed is due (left to coalesce, or due within a poll).
+   */
+  async function runBatch(context: BatchContext): Promise<BatchOutcome> {
+    const started = performance.now();
+    const { jobs, nextDueInMs } = await claimCallJobBatch(dependencies.database, {
+      limit: batchSize,
+      leaseMs,
+      coalesceMs: context.background ? coalesceMs : 0,
+      horizonMs: pollMs,
+    });
     await runConcurrently(jobs, concurrency, runJob);
-    return jobs.length;
+    const nextInMs = nextDueInMs === undefined ? undefined : nextDueInMs - (performance.now() - started);
+    return { ran: jobs.length, more: jobs.length >= batchSize, nextInMs };
   }
 
+  /** When this worker last finished a job of each session (while it may still coalesce). */
+  const finishedAt = new Map<string, number>();
+  const sessionKey = (session: { projectId: string; sessionId: string }) =>
+    `${session.projectId}/${session.sessionId}`;
+  const noteFinished = (job: ClaimedCallJob) => {
+    if (coalesceMs === 0) return;
+    const now = performance.now();
+    if (finishedAt.size >= 10_000) {
+      for (const [key, at] of finishedAt) if (at + coalesceMs <= now) finishedAt.delete(key);
+      if (finishedAt.size >= 10_000) finishedAt.clear();
+    }
+    finishedAt.set(sessionKey(job), now);
+  };
+
   async function runJob(job: ClaimedCallJob): Promise<void> {
+    let result: CallProcessingResult;
     try {
-      add(await processCallJob(dependencies, job));
+      result = await processCallJob(dependencies, job);
     } catch (error) {
       totals.failures += 1;
       dependencies.log.error(
@@ -100,7 +148,11 @@ export function createCallWorker(
       await failCallJob(dependencies.database, job, error).catch((failure: unknown) => {
         dependencies.log.error({ err: failure }, 'could not release a failed call job');
       });
+      return;
     }
+    add(result);
+    noteFinished(job);
+    options.onJob?.(job, result);
   }
 
   const loop = createPollingLoop(runBatch, {
@@ -110,6 +162,11 @@ export function createCallWorker(
 
   return {
     ...loop,
+    wake(session) {
+      const at = session === undefined ? undefined : finishedAt.get(sessionKey(session));
+      const left = at === undefined ? 0 : at + coalesceMs - performance.now();
+      loop.wake(left > 0 ? left : undefined);
+    },
     stats() {
       return { ...totals };
     },

@@ -14,6 +14,7 @@ import { createTestApp, type TestApp, type TestProject } from '../../test/test-a
 import { ENGINES } from '../../test/test-database.ts';
 import {
   type CallProcessingResult,
+  claimCallJobBatch,
   claimCallJobs,
   processCallJob,
   queueCallReprocessing,
@@ -350,6 +351,58 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
     expect(workers.reduce((sum, worker) => sum + worker.stats().failures, 0)).toBe(0);
     const expected = await backlog(items, 6);
     for (const id of sessions) expect(await view(id)).toBe(expected);
+  });
+
+  it('leaves a session that just ran to coalesce: the chunks that arrive meanwhile become one job', async () => {
+    const { items } = twoCalls();
+    const sessionId = newSessionId();
+    const bodies = chunksOf(sessionId, items, 6);
+    const database = test.database.database;
+    await runJobs();
+    // A session's first chunk is taken at once, whatever the window.
+    await ingest(test.app, project.projectKey, bodies[0] as Buffer);
+    const first = await claimCallJobBatch(database, { limit: 100, leaseMs: 60_000, coalesceMs: 60_000 });
+    expect(first.jobs.map((job) => job.sessionId)).toEqual([sessionId]);
+    for (const job of first.jobs) await processCallJob(test.callDependencies, job);
+
+    // Chunks that arrive within the window of its last run are left, and the claim says when
+    // they are due; without a window (runUntilIdle, the CLI) one job takes both.
+    await ingest(test.app, project.projectKey, bodies[1] as Buffer);
+    await ingest(test.app, project.projectKey, bodies[2] as Buffer);
+    const held = await claimCallJobBatch(database, {
+      limit: 100,
+      leaseMs: 60_000,
+      coalesceMs: 60_000,
+      horizonMs: 1_000,
+    });
+    expect(held.jobs).toEqual([]);
+    expect(held.nextDueInMs).toBeGreaterThan(30_000);
+    expect(held.nextDueInMs).toBeLessThanOrEqual(60_000);
+    expect((await runJobs()).get(sessionId)).toMatchObject({ chunksRead: 2, recomputed: false });
+
+    // A background worker waits out the window by itself (no poll in between) and then takes the
+    // chunks that came meanwhile in one job.
+    const worker = createCallWorker(test.callDependencies, { coalesceMs: 2_000, pollMs: 600_000 });
+    worker.start();
+    try {
+      for (const body of bodies.slice(3)) {
+        await ingest(test.app, project.projectKey, body);
+        worker.wake();
+      }
+      for (;;) {
+        const progress = await database
+          .selectFrom('call_progress')
+          .select('consumed_seq')
+          .where('session_id', '=', sessionId)
+          .executeTakeFirstOrThrow();
+        if (progress.consumed_seq === bodies.length - 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await worker.stop();
+    }
+    expect(worker.stats()).toMatchObject({ jobs: 1, chunksRead: 3, failures: 0 });
+    expect(await view(sessionId)).toBe(await backlog(items, 6));
   });
 
   it('recomputes from all items after reprocess-calls or a change of thresholds, with the same rows', async () => {

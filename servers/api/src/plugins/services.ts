@@ -94,7 +94,10 @@ export const servicesPlugin = fastifyPlugin(
         onDeliveriesQueued: () => deliveryWorker.wake(),
       },
       // Jobs wait on the database most of their time: as many at once as index batches.
-      { concurrency: chunkIndexConcurrency(services.configuration.database) },
+      {
+        concurrency: chunkIndexConcurrency(services.configuration.database),
+        coalesceMs: services.configuration.callCoalesceMs,
+      },
     );
     fastify.decorate('callWorker', callWorker);
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => callWorker.start());

@@ -445,7 +445,8 @@ export interface ClaimedCallJobRow {
 
 /**
  * Claims due jobs and reads what each needs, in one prepared statement ($1 lease seconds, $2
- * limit): the claim of {@link claimAndLoadCallJobs} and {@link callJobInputColumns} per job.
+ * limit, $3 coalescing seconds, $4 horizon seconds): see {@link claimAndLoadCallJobs}. One row
+ * per claimed job, or one row of nulls but `next_due_in_ms` when none was.
  */
 export const CLAIM_AND_LOAD_CALL_JOBS = `${preparedStatement('svc_claim_and_load_call_jobs')}
   with claimed as (
@@ -453,14 +454,34 @@ export const CLAIM_AND_LOAD_CALL_JOBS = `${preparedStatement('svc_claim_and_load
     where (project_id, session_id) in (
       select project_id, session_id from call_jobs
       where due_at <= now() and (locked_until is null or locked_until <= now())
+        and (finished_at is null or finished_at <= now() - make_interval(secs => $3::float8))
       order by due_at
       limit $2::int
       for update skip locked
     )
     returning project_id, session_id, generation, attempts
+  ),
+  upcoming as (
+    select extract(epoch from min(greatest(due_at, finished_at + make_interval(secs => $3::float8))) - now())
+      * 1000 as next_due_in_ms
+    from call_jobs
+    where due_at <= now() + make_interval(secs => $4::float8)
+      and (locked_until is null or locked_until <= now())
+      and (project_id, session_id) not in (select project_id, session_id from claimed)
   )
-  select job.project_id as job_project_id, job.session_id as job_session_id, job.generation, job.attempts,
-    ${callJobInputColumns('claimed as job')}`;
+  select upcoming.next_due_in_ms, job.project_id as job_project_id, job.session_id as job_session_id,
+    job.generation, job.attempts,
+    ${callJobInputColumns('upcoming left join claimed as job on true')}`;
+
+/** What {@link claimAndLoadCallJobs} claimed, and when another job may be claimable. */
+export interface ClaimedCallJobs {
+  jobs: ClaimedCallJobRow[];
+  /**
+   * Milliseconds until the next job not claimed now is claimable (one due now, but left to
+   * coalesce, or due within the horizon), if any.
+   */
+  nextDueInMs: number | undefined;
+}
 
 /**
  * Claims up to `limit` due jobs for `leaseSeconds` and reads what each needs (as
@@ -468,22 +489,48 @@ export const CLAIM_AND_LOAD_CALL_JOBS = `${preparedStatement('svc_claim_and_load
  * same PostgreSQL, never claim the same job: `for update skip locked`. What a job read can be
  * outdated by the time it runs; that is safe, as it is for a job's own read: a chunk that arrives
  * later makes the job due again, and a job writes only over the progress version it read.
+ *
+ * A job whose previous run finished less than `coalesceSeconds` ago is left until then, so that
+ * the chunks of a session arriving meanwhile are processed together. Also tells when the next
+ * job not claimed now becomes claimable, looking `horizonSeconds` ahead.
  */
 export async function claimAndLoadCallJobs(
   database: Executor,
-  limit: number,
-  leaseSeconds: number,
-): Promise<ClaimedCallJobRow[]> {
+  options: { limit: number; leaseSeconds: number; coalesceSeconds: number; horizonSeconds: number },
+): Promise<ClaimedCallJobs> {
   const { rows } = await database.executeQuery<
-    LoadedCallJob & { job_project_id: string; job_session_id: string; generation: number; attempts: number }
-  >(CompiledQuery.raw(CLAIM_AND_LOAD_CALL_JOBS, [leaseSeconds, limit]));
-  return rows.map((row) => ({
-    projectId: row.job_project_id,
-    sessionId: row.job_session_id,
-    generation: row.generation,
-    attempts: row.attempts,
-    input: callJobInput(row),
-  }));
+    LoadedCallJob & {
+      next_due_in_ms: number | string | null;
+      job_project_id: string | null;
+      job_session_id: string;
+      generation: number;
+      attempts: number;
+    }
+  >(
+    CompiledQuery.raw(CLAIM_AND_LOAD_CALL_JOBS, [
+      options.leaseSeconds,
+      options.limit,
+      options.coalesceSeconds,
+      options.horizonSeconds,
+    ]),
+  );
+  const next = rows[0]?.next_due_in_ms;
+  return {
+    jobs: rows.flatMap((row) =>
+      row.job_project_id === null
+        ? []
+        : [
+            {
+              projectId: row.job_project_id,
+              sessionId: row.job_session_id,
+              generation: row.generation,
+              attempts: row.attempts,
+              input: callJobInput(row),
+            },
+          ],
+    ),
+    nextDueInMs: next === null || next === undefined ? undefined : Math.max(0, Number(next)),
+  };
 }
 
 /**
@@ -712,7 +759,7 @@ export const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental
         where finding.pc = stored.pc and finding.kind = stored.kind)
   ),
   finished as (
-    update call_jobs as job set locked_until = null, attempts = 0, last_error = null,
+    update call_jobs as job set locked_until = null, attempts = 0, last_error = null, finished_at = now(),
       due_at = case when job.generation = (input.payload->>'generation')::integer
         then (input.payload->>'dueAt')::timestamptz else job.due_at end
     from input

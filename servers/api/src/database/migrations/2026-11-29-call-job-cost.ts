@@ -12,6 +12,8 @@ import { type Kysely, sql } from 'kysely';
 //   row (a track's segments start at most where the connection's does, so no key is taken twice).
 // - `call_tracks.sample_count` counts the samples of its row's series only; readers add those of
 //   the pieces, so a live job no longer updates four track rows. Open calls' counts are set so.
+// - `call_jobs.finished_at`: when a job's last run finished. A worker that coalesces leaves a
+//   session's job for a moment after it, so the chunks that arrive meanwhile become one job.
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations work on any schema
 export async function up(database: Kysely<any>): Promise<void> {
@@ -41,10 +43,13 @@ export async function up(database: Kysely<any>): Promise<void> {
     where call_tracks.project_id = pieces.project_id and call_tracks.call_id = pieces.call_id
       and call_tracks.track_id = pieces.track_id`.execute(database);
   await sql`drop table call_series_segments`.execute(database);
+
+  await sql`alter table call_jobs add column finished_at timestamptz`.execute(database);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations work on any schema
 export async function down(database: Kysely<any>): Promise<void> {
+  await sql`alter table call_jobs drop column finished_at`.execute(database);
   await sql`
     create table call_series_segments (
       project_id text not null references projects (id),

@@ -14,6 +14,8 @@ export interface CallJobsTable {
   locked_until: Date | null;
   attempts: ColumnType<number, number | undefined, number>;
   last_error: string | null;
+  /** When its last run finished: a worker that coalesces leaves it for a moment after. */
+  finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** A validated `call.sample` or `call.event`, exactly as sent, at its place in the session. */
