@@ -27,8 +27,8 @@
  * Prints ratios against baselines measured in the same run; never gates on absolute times.
  * Last, paced runs: the chunks uploaded one every BENCH_LONG_CALL_PACE_MS (the call's pace
  * compressed in time) while a background worker coalesces with each of BENCH_LONG_CALL_WINDOWS,
- * reporting the jobs, their CPU against the backlog and the time from a chunk's upload to its
- * findings. What a window costs and saves depends on its ratio to the time between uploads.
+ * reporting the jobs, their CPU against the backlog (the run's CPU minus that of the same uploads
+ * at the same pace without a worker) and the time from a chunk's upload to its findings. What a window costs and saves depends on its ratio to the time between uploads.
  *
  * Settings: BENCH_ONLY (embedded, postgres), BENCH_LONG_CALL_MINUTES (default 120),
  * BENCH_LONG_CALL_RECOMPUTE=0 (skip the recompute-every-chunk baseline), BENCH_LONG_CALL_PACE_MS
@@ -100,8 +100,8 @@ interface JobCost {
 interface Run {
   jobs: JobCost[];
   ingestMs: number;
-  /** CPU of ingesting the chunks (this process and PostgreSQL's), µs; measured for the backlog. */
-  ingestCpu?: number;
+  /** CPU of ingesting the chunks (this process and PostgreSQL's), µs. */
+  ingestCpu: number;
   sessionId: string;
 }
 
@@ -116,12 +116,12 @@ interface Bench {
   projectId: string;
   dependencies: CallProcessingDependencies;
   /** Reads the CPU of PostgreSQL's processes (undefined on the embedded store, or a server elsewhere). */
-  postgresCpu: (() => Promise<PostgresCpuReading | undefined>) | undefined;
+  postgresCpu: (() => PostgresCpuReading | undefined) | undefined;
 }
 
 /** Claims and runs the due job (as the call worker does), measured. */
 async function measureJob(bench: Bench): Promise<JobCost> {
-  const databaseBefore = await bench.postgresCpu?.();
+  const databaseBefore = bench.postgresCpu?.();
   const before = process.cpuUsage();
   const started = performance.now();
   const jobs = await claimCallJobs(bench.dependencies.database, 8, 60_000);
@@ -129,7 +129,7 @@ async function measureJob(bench: Bench): Promise<JobCost> {
   for (const job of jobs) rescored += (await processCallJob(bench.dependencies, job)).rescored;
   const wallMs = performance.now() - started;
   const used = process.cpuUsage(before);
-  const databaseAfter = await bench.postgresCpu?.();
+  const databaseAfter = bench.postgresCpu?.();
   if (jobs.length !== 1) throw new Error(`expected one due job, got ${jobs.length}`);
   return {
     processCpu: used.user + used.system,
@@ -156,15 +156,18 @@ async function live(
   const sessionId = `ses_${ulid()}`;
   const jobs: JobCost[] = [];
   let ingestMs = 0;
+  let ingestCpu = 0;
   for (const body of chunksOf(sessionId, items, start)) {
+    const before = await cpuMark(bench);
     ingestMs += await ingestChunk(bench, body);
+    ingestCpu += await cpuSince(bench, before);
     if (recompute)
       await sql`delete from call_progress where session_id = ${sessionId}`.execute(
         bench.services.database.database,
       );
     jobs.push(await measureJob(bench));
   }
-  return { jobs, ingestMs, sessionId };
+  return { jobs, ingestMs, ingestCpu, sessionId };
 }
 
 /** CPU of this process (µs) and of PostgreSQL's processes so far. */
@@ -175,13 +178,13 @@ interface CpuMark {
 
 async function cpuMark(bench: Bench): Promise<CpuMark> {
   const used = process.cpuUsage();
-  return { process: used.user + used.system, database: await bench.postgresCpu?.() };
+  return { process: used.user + used.system, database: bench.postgresCpu?.() };
 }
 
 /** CPU of this process and of PostgreSQL's processes since `mark`, µs. */
 async function cpuSince(bench: Bench, mark: CpuMark): Promise<number> {
   const used = process.cpuUsage();
-  const database = await bench.postgresCpu?.();
+  const database = bench.postgresCpu?.();
   return used.user + used.system - mark.process + cpuSpent(mark.database, database);
 }
 
@@ -245,17 +248,16 @@ async function background(bench: Bench, items: readonly WireItem[], start: numbe
 /**
  * Live at a pace: the chunks uploaded one every `paceMs` (the call's real pace compressed in
  * time) while a background call worker with a coalescing window of `coalesceMs` runs, woken by
- * each upload as ingest wakes the server's own. Reports the jobs, the processing CPU (the run's
- * CPU minus `ingestCpu`) and, per chunk, the time from its upload's answer to the end of the job
- * that processed it.
+ * each upload as ingest wakes the server's own; with `coalesceMs` null, the uploads alone (no
+ * worker; the session's job is run afterwards, unmeasured). Reports the run's CPU, the jobs and,
+ * per chunk, the time from its upload's answer to the end of the job that processed it.
  */
 async function paced(
   bench: Bench,
   items: readonly WireItem[],
   start: number,
-  ingestCpu: number,
   paceMs: number,
-  coalesceMs: number,
+  coalesceMs: number | null,
 ) {
   const sessionId = `ses_${ulid()}`;
   const bodies = chunksOf(sessionId, items, start);
@@ -267,19 +269,22 @@ async function paced(
   const finished = new Promise<void>((resolve) => {
     done = resolve;
   });
-  const worker = createCallWorker(bench.dependencies, {
-    coalesceMs,
-    onJob: (job, result) => {
-      if (job.sessionId !== sessionId) return;
-      jobs += 1;
-      const now = performance.now();
-      for (let seq = read; seq < read + result.chunksRead; seq++)
-        latencies.push(now - (acknowledged[seq] ?? now));
-      read += result.chunksRead;
-      if (read >= bodies.length) done();
-    },
-  });
-  worker.start();
+  const worker =
+    coalesceMs === null
+      ? undefined
+      : createCallWorker(bench.dependencies, {
+          coalesceMs,
+          onJob: (job, result) => {
+            if (job.sessionId !== sessionId) return;
+            jobs += 1;
+            const now = performance.now();
+            for (let seq = read; seq < read + result.chunksRead; seq++)
+              latencies.push(now - (acknowledged[seq] ?? now));
+            read += result.chunksRead;
+            if (read >= bodies.length) done();
+          },
+        });
+  worker?.start();
   const before = await cpuMark(bench);
   const began = performance.now();
   try {
@@ -289,20 +294,21 @@ async function paced(
       const response = await postChunk(bench.app, bench.projectKey, body);
       if (response.statusCode !== 200) throw new Error(`ingest: ${response.statusCode} ${response.body}`);
       acknowledged[seq] = performance.now();
-      worker.wake({ projectId: bench.projectId, sessionId });
+      worker?.wake({ projectId: bench.projectId, sessionId });
     }
-    await finished;
+    if (worker !== undefined) await finished;
   } finally {
-    await worker.stop();
+    await worker?.stop();
   }
   const cpu = await cpuSince(bench, before);
+  if (worker === undefined) await measureJob(bench);
   const sorted = [...latencies].sort((a, b) => a - b);
   const quantile = (q: number) =>
     sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
   return {
     sessionId,
     jobs,
-    processingCpu: cpu - ingestCpu,
+    cpu,
     latency: { p50: quantile(0.5), p95: quantile(0.95), max: sorted[sorted.length - 1] ?? Number.NaN },
   };
 }
@@ -420,13 +426,14 @@ async function runStore(
     const liveRun = await live(bench, call.items, start);
     const backlogRun = await backlog(bench, call.items, start);
     const recomputeRun = RECOMPUTE ? await live(bench, call.items, start, true) : undefined;
-    const backgroundRun = await background(bench, call.items, start, backlogRun.ingestCpu ?? 0);
+    const backgroundRun = await background(bench, call.items, start, backlogRun.ingestCpu);
+    // The uploads alone at the same pace: what the paced runs' CPU is counted from.
+    const pacedIngest = await paced(bench, call.items, start, PACE_MS, null);
     const pacedRuns = [];
-    for (const window of WINDOWS)
-      pacedRuns.push({
-        window,
-        ...(await paced(bench, call.items, start, backlogRun.ingestCpu ?? 0, PACE_MS, window)),
-      });
+    for (const window of WINDOWS) {
+      const run = await paced(bench, call.items, start, PACE_MS, window);
+      pacedRuns.push({ window, ...run, processingCpu: run.cpu - pacedIngest.cpu });
+    }
 
     const chunks = liveRun.jobs.length;
     const liveCpu = sum(liveRun.jobs.map(cpuOf));
@@ -447,6 +454,9 @@ async function runStore(
 
     console.log(
       `  live, ${chunks} chunks each followed by its job: processing CPU ${count(liveCpu / 1000)} ms${database}, jobs' wall time ${count(liveWall)} ms; ingest ${count(liveRun.ingestMs)} ms`,
+    );
+    console.log(
+      `  ingest CPU per chunk: ${(liveRun.ingestCpu / chunks / 1000).toFixed(2)} ms live (each between two jobs), ${(backlogRun.ingestCpu / chunks / 1000).toFixed(2)} ms for the backlog (one after the other)`,
     );
     console.log(
       `  backlog, one job over the same ${chunks} chunks: processing CPU ${count(backlogCpu / 1000)} ms, wall ${count(backlogWall)} ms`,
@@ -493,6 +503,9 @@ async function runStore(
       "live, the server's background worker: jobs; processing CPU (/ backlog)",
       store,
       `${backgroundRun.jobs} jobs; ${count(backgroundRun.processingCpu / 1000)} ms (${ratio(backgroundRun.processingCpu, backlogCpu)})`,
+    );
+    console.log(
+      `  paced uploads alone (no worker), an upload every ${PACE_MS} ms: ingest CPU ${(pacedIngest.cpu / chunks / 1000).toFixed(2)} ms per chunk; the paced runs' processing CPU is their CPU minus this run's`,
     );
     for (const run of pacedRuns) {
       const label = `paced, an upload every ${PACE_MS} ms, window ${run.window} ms: jobs; processing CPU (/ backlog); chunk to findings p50 / p95 / max`;
