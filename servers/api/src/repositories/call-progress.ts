@@ -301,6 +301,23 @@ export async function foldSeriesPieces(
   await deleteSeriesPieces(transaction, projectId, [callId]);
 }
 
+/** The session's facts a call copies (browser, OS, device, release, user, start, URL). */
+export interface CallSessionFacts {
+  browser_name: string | null;
+  browser_version: string | null;
+  os_name: string | null;
+  os_version: string | null;
+  device: string | null;
+  release: string | null;
+  environment: string | null;
+  user_id: string | null;
+  started_at: Date;
+  url: string | null;
+}
+
+/** A row's columns, each null when a left join found nothing. */
+type NullableColumns<Row> = { [Column in keyof Row]: Row[Column] | null };
+
 /** Everything a call job reads before it computes, in one statement: see {@link loadCallJob}. */
 export interface CallJobInput {
   /** `settings` as JSON text (null: none stored). */
@@ -308,20 +325,7 @@ export interface CallJobInput {
   /** The session's progress row, if any. */
   stored: StoredCallProgress | undefined;
   /** The session's facts the calls copy, if the session row exists. */
-  session:
-    | {
-        browser_name: string | null;
-        browser_version: string | null;
-        os_name: string | null;
-        os_version: string | null;
-        device: string | null;
-        release: string | null;
-        environment: string | null;
-        user_id: string | null;
-        started_at: Date;
-        url: string | null;
-      }
-    | undefined;
+  session: CallSessionFacts | undefined;
   /** The chunks after the stored watermark (all of them without a progress row). */
   chunks: SessionChunk[];
   /** The occurrence keys of the session's findings recorded in issue clusters. */
@@ -343,7 +347,7 @@ export interface CallJobInput {
 }
 
 /** The row of {@link callJobInputColumns}. */
-type LoadedCallJob = {
+type LoadedCallJob = NullableColumns<CallSessionFacts> & {
   id: string | null;
   organization_id: string;
   wrapped_data_key: Uint8Array;
@@ -354,16 +358,6 @@ type LoadedCallJob = {
   consumed_received_at: Date | null;
   progress: string | null;
   has_session: boolean;
-  browser_name: string | null;
-  browser_version: string | null;
-  os_name: string | null;
-  os_version: string | null;
-  device: string | null;
-  release: string | null;
-  environment: string | null;
-  user_id: string | null;
-  started_at: Date | null;
-  url: string | null;
   chunks: Array<{
     seq: number;
     blob_key: string;
