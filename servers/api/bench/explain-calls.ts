@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { Database } from '../src/database/schema.ts';
+import type { Database } from '../src/platform/database/schema.ts';
 import { callOverview, findCallsPage } from '../src/repositories/call-queries.ts';
 import { callListQuerySchema, DEFAULT_CALLS_LIMIT } from '../src/routes/calls/index.ts';
 import { decodeCallCursor } from '../src/routes/sessions/cursor.ts';

@@ -8,7 +8,7 @@ import {
   PostgresQueryCompiler,
 } from 'kysely';
 import pg from 'pg';
-import type { Database } from '../src/database/schema.ts';
+import type { Database } from '../src/platform/database/schema.ts';
 import { findSessionsPage } from '../src/repositories/session-queries.ts';
 import { decodeSessionCursor } from '../src/routes/sessions/cursor.ts';
 import {

@@ -50,8 +50,8 @@ import {
   processCallJob,
 } from '../src/calls/call-processing.ts';
 import { createCallWorker } from '../src/calls/call-worker.ts';
-import { loadConfiguration } from '../src/config.ts';
 import { type OpenedServices, openServices } from '../src/open-services.ts';
+import { loadConfiguration } from '../src/platform/config.ts';
 import { findCallDetail } from '../src/repositories/call-queries.ts';
 import { createOrganization } from '../src/repositories/organizations.ts';
 import { createProject } from '../src/repositories/projects.ts';

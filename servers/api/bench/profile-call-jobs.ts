@@ -30,8 +30,8 @@ import {
   claimCallJobs,
   processCallJob,
 } from '../src/calls/call-processing.ts';
-import { loadConfiguration } from '../src/config.ts';
 import { type OpenedServices, openServices } from '../src/open-services.ts';
+import { loadConfiguration } from '../src/platform/config.ts';
 import { CLAIM_AND_LOAD_CALL_JOBS } from '../src/repositories/call-progress.ts';
 import { createOrganization } from '../src/repositories/organizations.ts';
 import { createProject } from '../src/repositories/projects.ts';

@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { ulid } from 'ulid';
-import type { Database } from '../src/database/schema.ts';
+import type { Database } from '../src/platform/database/schema.ts';
 import { createRandom, pick, type Weighted } from './random.ts';
 
 // Bulk-seeds calls for the calls benchmark, straight into the database (PostgreSQL or PGlite,

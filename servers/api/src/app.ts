@@ -14,7 +14,7 @@ import {
   serializerCompiler,
   validatorCompiler,
 } from 'fastify-type-provider-zod';
-import { ApiError } from './errors.ts';
+import { ApiError } from './platform/http/errors.ts';
 import { authenticationPlugin } from './plugins/authentication.ts';
 import { acceptJsonBodies } from './plugins/json-bodies.ts';
 import { projectKeysPlugin } from './plugins/project-keys.ts';

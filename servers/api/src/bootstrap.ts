@@ -1,8 +1,8 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
-import type { MasterKey } from './crypto/index.ts';
-import type { Database } from './database/schema.ts';
+import type { MasterKey } from './platform/crypto/index.ts';
+import type { Database } from './platform/database/schema.ts';
 import { createApiTokenRecord } from './repositories/api-tokens.ts';
 import { createOrganization, findFirstOrganization } from './repositories/organizations.ts';
 import { createProject } from './repositories/projects.ts';

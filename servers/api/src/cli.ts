@@ -4,17 +4,17 @@ import { parseArgs } from 'node:util';
 import { createProjectWithToken } from './bootstrap.ts';
 import { queueCallReprocessing } from './calls/call-processing.ts';
 import { createCallWorker } from './calls/call-worker.ts';
-import { type Configuration, ConfigurationError, loadConfiguration } from './config.ts';
+import { type OpenedServices, openServices } from './open-services.ts';
+import { type Configuration, ConfigurationError, loadConfiguration } from './platform/config.ts';
 import {
   EncryptionError,
   finishMasterKeyRotation,
   MASTER_KEY_FILE_NAME,
   rotateMasterKeyFile,
-} from './crypto/index.ts';
-import { DataDirectoryLockedError } from './data-directory-lock.ts';
-import { migrateToLatest } from './database/migrate.ts';
-import { createLineLogger } from './line-logger.ts';
-import { type OpenedServices, openServices } from './open-services.ts';
+} from './platform/crypto/index.ts';
+import { DataDirectoryLockedError } from './platform/data-directory-lock.ts';
+import { migrateToLatest } from './platform/database/migrate.ts';
+import { createLineLogger } from './platform/line-logger.ts';
 import { createApiTokenRecord } from './repositories/api-tokens.ts';
 import {
   findProjectById,

@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
-import { type BlobStore, createFileBlobStore, createS3BlobStore } from './blob-store/index.ts';
-import type { Configuration } from './config.ts';
-import { loadMasterKey } from './crypto/index.ts';
-import { lockDataDirectory } from './data-directory-lock.ts';
-import { createDatabase } from './database/database.ts';
-import { migrateToLatest } from './database/migrate.ts';
+import { type BlobStore, createFileBlobStore, createS3BlobStore } from './platform/blob-store/index.ts';
+import type { Configuration } from './platform/config.ts';
+import { loadMasterKey } from './platform/crypto/index.ts';
+import { lockDataDirectory } from './platform/data-directory-lock.ts';
+import { createDatabase } from './platform/database/database.ts';
+import { migrateToLatest } from './platform/database/migrate.ts';
 import type { Services } from './plugins/services.ts';
 
 /** The services a process opened, and how to close them (in reverse order). */

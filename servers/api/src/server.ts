@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { ensureFirstProject, formatWelcome, type ProjectCredentials } from './bootstrap.ts';
-import { ConfigurationError, describeConfiguration, loadConfiguration } from './config.ts';
 import { openServices } from './open-services.ts';
+import { ConfigurationError, describeConfiguration, loadConfiguration } from './platform/config.ts';
 
 /** A running server. */
 export interface RunningServer {

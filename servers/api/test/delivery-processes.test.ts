@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startNodeReceiver, type WebhookReceiver } from '@example/webhook-receiver';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProjectWithToken } from '../src/bootstrap.ts';
-import { loadMasterKey } from '../src/crypto/index.ts';
+import { loadMasterKey } from '../src/platform/crypto/index.ts';
 import {
   apiRequest as call,
   createScratchDirectories,

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { createDatabase } from '../src/database/database.ts';
-import { migrateToLatest } from '../src/database/migrate.ts';
+import { createDatabase } from '../src/platform/database/database.ts';
+import { migrateToLatest } from '../src/platform/database/migrate.ts';
 import { startTestPostgres } from './postgres.ts';
 
 declare module 'vitest' {

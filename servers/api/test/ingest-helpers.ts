@@ -6,7 +6,7 @@ import { constants, createDeflate, deflateSync } from 'node:zlib';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ulid } from 'ulid';
-import type { Database } from '../src/database/schema.ts';
+import type { Database } from '../src/platform/database/schema.ts';
 
 const require = createRequire(import.meta.url);
 

@@ -4,15 +4,18 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { DeviceClass, User } from '@svc/protocol';
 import { monotonicFactory } from 'ulid';
-import { type BlobStore, createFileBlobStore } from '../src/blob-store/index.ts';
 import {
   chunkBlobKey,
   createChunkAttemptId,
   projectDataKey,
   sealChunk,
 } from '../src/chunks/chunk-storage.ts';
-import { loadMasterKey, type MasterKey } from '../src/crypto/index.ts';
-import type { NewSessionSignal, SignalSeverity } from '../src/database/tables/session-signals.table.ts';
+import { type BlobStore, createFileBlobStore } from '../src/platform/blob-store/index.ts';
+import { loadMasterKey, type MasterKey } from '../src/platform/crypto/index.ts';
+import type {
+  NewSessionSignal,
+  SignalSeverity,
+} from '../src/platform/database/tables/session-signals.table.ts';
 import type { TestApp, TestProject } from './test-app.ts';
 
 // Stores sessions the way POST /v1/ingest does, without going through it: the chunk JSON is

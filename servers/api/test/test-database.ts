@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { createDatabase, type DatabaseHandle } from '../src/database/database.ts';
-import { migrateToLatest } from '../src/database/migrate.ts';
+import { createDatabase, type DatabaseHandle } from '../src/platform/database/database.ts';
+import { migrateToLatest } from '../src/platform/database/migrate.ts';
 
 export type Engine = 'pglite' | 'postgres';
 

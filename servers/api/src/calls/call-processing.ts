@@ -2,15 +2,15 @@ import { type Finding, resolveThresholds, type Thresholds } from '@svc/detectors
 import { type CallEvent, type CallSample, parseChunk } from '@svc/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { BlobStore } from '../blob-store/index.ts';
-import type { MasterKey } from '../crypto/index.ts';
-import { insertBatches } from '../database/insert-batches.ts';
-import type { Database } from '../database/schema.ts';
-import type { NewCall, NewCallItem } from '../database/tables/calls.table.ts';
-import type { Session } from '../database/tables/sessions.table.ts';
-import { createId } from '../ids.ts';
 import { errorOccurrence, findingOccurrences, recordOccurrences } from '../issues/clusters.ts';
 import { notifyCustomEvents } from '../notifications/custom-events.ts';
+import type { BlobStore } from '../platform/blob-store/index.ts';
+import type { MasterKey } from '../platform/crypto/index.ts';
+import { insertBatches } from '../platform/database/insert-batches.ts';
+import type { Database } from '../platform/database/schema.ts';
+import type { NewCall, NewCallItem } from '../platform/database/tables/calls.table.ts';
+import type { Session } from '../platform/database/tables/sessions.table.ts';
+import { createId } from '../platform/ids.ts';
 import {
   type CALL_COLUMNS,
   type CallJobInput,

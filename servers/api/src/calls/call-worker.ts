@@ -4,7 +4,7 @@ import {
   createPollingLoop,
   type PollingLoop,
   runConcurrently,
-} from '../workers/polling-loop.ts';
+} from '../platform/jobs/polling-loop.ts';
 import {
   type CallProcessingDependencies,
   type CallProcessingResult,

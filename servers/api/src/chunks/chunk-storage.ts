@@ -1,8 +1,8 @@
 import { promisify } from 'node:util';
 import { deflate, inflate } from 'node:zlib';
-import { type DataKey, type MasterKey, openBlob, sealBlob, unwrapDataKey } from '../crypto/index.ts';
-import { randomBytesFromPool } from '../crypto/random-pool.ts';
-import type { Project } from '../database/tables/projects.table.ts';
+import { type DataKey, type MasterKey, openBlob, sealBlob, unwrapDataKey } from '../platform/crypto/index.ts';
+import { randomBytesFromPool } from '../platform/crypto/random-pool.ts';
+import type { Project } from '../platform/database/tables/projects.table.ts';
 
 const deflateAsync = promisify(deflate);
 const inflateAsync = promisify(inflate);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parseChunk } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
-import { loadMasterKey } from '../crypto/index.ts';
+import { loadMasterKey } from '../platform/crypto/index.ts';
 import { type ChunkRecord, indexChunks, recordChunks } from '../repositories/ingest.ts';
 import { createOrganization } from '../repositories/organizations.ts';
 import { createProject } from '../repositories/projects.ts';

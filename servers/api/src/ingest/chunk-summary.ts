@@ -1,5 +1,5 @@
 import type { Chunk, SessionEvent, Severity, SkippedEvent, User } from '@svc/protocol';
-import type { SignalKind } from '../database/tables/session-signals.table.ts';
+import type { SignalKind } from '../platform/database/tables/session-signals.table.ts';
 
 /** Severities, lowest first: a session's `level` is the highest of its signals'. */
 export const SEVERITY_ORDER: readonly Severity[] = ['info', 'low', 'medium', 'high', 'critical'];

@@ -1,9 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { BlobStore } from '../blob-store/index.ts';
 import { chunkBlobKey, createChunkAttemptId, projectDataKey, sealChunk } from '../chunks/chunk-storage.ts';
-import type { MasterKey } from '../crypto/index.ts';
-import type { Project } from '../database/tables/projects.table.ts';
+import type { BlobStore } from '../platform/blob-store/index.ts';
+import type { MasterKey } from '../platform/crypto/index.ts';
+import type { Project } from '../platform/database/tables/projects.table.ts';
 import type { ChunkIndexWriter } from './chunk-index-writer.ts';
 import { summarizeChunk } from './chunk-summary.ts';
 import type { DecodedChunk } from './decode-chunk.ts';

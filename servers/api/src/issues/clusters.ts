@@ -1,13 +1,13 @@
 import type { Finding } from '@svc/detectors';
 import type { Severity, WebhookEventType } from '@svc/protocol';
 import { sql, type Transaction } from 'kysely';
-import { insertBatches } from '../database/insert-batches.ts';
-import type { Database } from '../database/schema.ts';
-import type { IssueCluster } from '../database/tables/issues.table.ts';
-import type { Project } from '../database/tables/projects.table.ts';
-import { createId } from '../ids.ts';
 import { type NotificationDraft, type NotifyResult, notify } from '../notifications/notify.ts';
 import type { ClusterRuleEvent } from '../notifications/rules.ts';
+import { insertBatches } from '../platform/database/insert-batches.ts';
+import type { Database } from '../platform/database/schema.ts';
+import type { IssueCluster } from '../platform/database/tables/issues.table.ts';
+import type { Project } from '../platform/database/tables/projects.table.ts';
+import { createId } from '../platform/ids.ts';
 import { errorIdentity } from './fingerprint.ts';
 
 /** Titles of the detector kinds' clusters. */

@@ -1,7 +1,7 @@
 import { projectDataKey } from '../chunks/chunk-storage.ts';
-import { type MasterKey, openBlob, sealBlob } from '../crypto/index.ts';
-import type { NotificationChannel } from '../database/tables/notifications.table.ts';
-import type { Project } from '../database/tables/projects.table.ts';
+import { type MasterKey, openBlob, sealBlob } from '../platform/crypto/index.ts';
+import type { NotificationChannel } from '../platform/database/tables/notifications.table.ts';
+import type { Project } from '../platform/database/tables/projects.table.ts';
 
 /** How long the secret before a rotation keeps signing (PROTOCOL.md §6: 24 h). */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;

@@ -1,8 +1,8 @@
 import type { Severity } from '@svc/protocol';
 import { sql, type Transaction } from 'kysely';
-import type { Database } from '../database/schema.ts';
-import type { Project } from '../database/tables/projects.table.ts';
 import { type OccurrenceSession, routeOf } from '../issues/clusters.ts';
+import type { Database } from '../platform/database/schema.ts';
+import type { Project } from '../platform/database/tables/projects.table.ts';
 import { type NotificationDraft, type NotifyResult, notify } from './notify.ts';
 
 /** Custom events that arrived longer ago than this are marked handled without notifying. */

@@ -1,11 +1,11 @@
 import { signWebhook } from '@svc/webhook-verify';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Kysely, sql } from 'kysely';
-import type { MasterKey } from '../crypto/index.ts';
-import type { Database } from '../database/schema.ts';
-import type { AttemptOutcome, DeliveryStatus } from '../database/tables/notifications.table.ts';
+import type { MasterKey } from '../platform/crypto/index.ts';
+import type { Database } from '../platform/database/schema.ts';
+import type { AttemptOutcome, DeliveryStatus } from '../platform/database/tables/notifications.table.ts';
+import type { DestinationPolicy } from '../platform/http/destination-policy.ts';
 import { activeSecrets } from './channel-secrets.ts';
-import type { DestinationPolicy } from './destination-policy.ts';
 import { postWebhook, type WebhookResult } from './webhook-sender.ts';
 
 /** Attempts of one delivery at most (PROTOCOL.md §6). */

@@ -1,4 +1,4 @@
-import { createPollingLoop, type PollingLoop } from '../workers/polling-loop.ts';
+import { createPollingLoop, type PollingLoop } from '../platform/jobs/polling-loop.ts';
 import {
   type AttemptRecord,
   attemptResult,

@@ -12,10 +12,10 @@ import { newSessionId } from '../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../test/test-app.ts';
 import { ENGINES } from '../../test/test-database.ts';
 import { queueCallReprocessing } from '../calls/call-processing.ts';
+import { createDestinationPolicy, parseAllowedHosts } from '../platform/http/destination-policy.ts';
 import { MAX_CHANNELS } from '../routes/notifications/index.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './deliveries.ts';
 import { createDeliveryWorker } from './delivery-worker.ts';
-import { createDestinationPolicy, parseAllowedHosts } from './destination-policy.ts';
 
 // Issues and notifications end to end: chunks through POST /v1/ingest, the processing job that
 // clusters findings and errors, rules, the outbox, and the delivery worker posting signed

@@ -1,8 +1,8 @@
 import { WEBHOOK_VERSION, type WebhookEvent, type WebhookEventType } from '@svc/protocol';
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database } from '../database/schema.ts';
-import type { Project } from '../database/tables/projects.table.ts';
-import { createId } from '../ids.ts';
+import type { Database } from '../platform/database/schema.ts';
+import type { Project } from '../platform/database/tables/projects.table.ts';
+import { createId } from '../platform/ids.ts';
 import { type RuleSubject, ruleMatches, ruleSourceSchema } from './rules.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;

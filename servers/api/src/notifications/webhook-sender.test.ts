@@ -1,7 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDestinationPolicy, type DestinationPolicy, parseAllowedHosts } from './destination-policy.ts';
+import {
+  createDestinationPolicy,
+  type DestinationPolicy,
+  parseAllowedHosts,
+} from '../platform/http/destination-policy.ts';
 import { parseRetryAfter, postWebhook, type WebhookPost, type WebhookResult } from './webhook-sender.ts';
 
 interface ReceivedRequest {

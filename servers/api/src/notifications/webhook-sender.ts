@@ -2,7 +2,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import type { DestinationPolicy } from './destination-policy.ts';
+import type { DestinationPolicy } from '../platform/http/destination-policy.ts';
 
 /** One webhook attempt: where, what, and under which destination policy. */
 export interface WebhookPost {

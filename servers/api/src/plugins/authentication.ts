@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import type { Project } from '../database/tables/projects.table.ts';
-import { unauthorized } from '../errors.ts';
+import type { Project } from '../platform/database/tables/projects.table.ts';
+import { unauthorized } from '../platform/http/errors.ts';
 import { findProjectByApiToken } from '../repositories/api-tokens.ts';
 
 declare module 'fastify' {

@@ -1,6 +1,6 @@
 import { TextDecoder } from 'node:util';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { invalid } from '../errors.ts';
+import { invalid } from '../platform/http/errors.ts';
 
 /**
  * `application/json`, `application/<anything>+json` (`merge-patch+json`, `vnd.api+json`) and

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import type { Project } from '../database/tables/projects.table.ts';
+import type { Project } from '../platform/database/tables/projects.table.ts';
+import { createTtlCache } from '../platform/ttl-cache.ts';
 import { findProjectByKey } from '../repositories/projects.ts';
-import { createTtlCache } from '../ttl-cache.ts';
 
 /** How long a project found by its key is reused (the SDK config is cached this long too). */
 export const PROJECT_KEY_CACHE_SECONDS = 60;

@@ -1,12 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
-import type { BlobStore } from '../blob-store/index.ts';
 import { type CallWorker, createCallWorker } from '../calls/call-worker.ts';
-import type { Configuration } from '../config.ts';
-import type { MasterKey } from '../crypto/index.ts';
-import type { DatabaseHandle } from '../database/database.ts';
-import type { Database } from '../database/schema.ts';
 import {
   type ChunkIndexWriter,
   createChunkIndexWriter,
@@ -15,7 +10,12 @@ import {
 import { createIngestCounters, type IngestCounters } from '../ingest/ingest-counters.ts';
 import { releaseDeliveryLeases } from '../notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from '../notifications/delivery-worker.ts';
-import { createDestinationPolicy } from '../notifications/destination-policy.ts';
+import type { BlobStore } from '../platform/blob-store/index.ts';
+import type { Configuration } from '../platform/config.ts';
+import type { MasterKey } from '../platform/crypto/index.ts';
+import type { DatabaseHandle } from '../platform/database/database.ts';
+import type { Database } from '../platform/database/schema.ts';
+import { createDestinationPolicy } from '../platform/http/destination-policy.ts';
 
 /** What the server process opened before building the app: the app never opens or closes them. */
 export interface Services {

@@ -1,8 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../database/schema.ts';
-import type { Project } from '../database/tables/projects.table.ts';
-import { createId } from '../ids.ts';
-import { createApiToken, hashSecret } from '../secrets.ts';
+import type { Database } from '../platform/database/schema.ts';
+import type { Project } from '../platform/database/tables/projects.table.ts';
+import { createId } from '../platform/ids.ts';
+import { createApiToken, hashSecret } from '../platform/secrets.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

@@ -2,9 +2,9 @@ import type { CallEvent, CallSample } from '@svc/protocol';
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { PlacedCallItem } from '../calls/call-progress.ts';
 import { joinSeries, type Series, seriesLength } from '../calls/series.ts';
-import { insertBatches } from '../database/insert-batches.ts';
-import { preparedStatement } from '../database/prepared-statement.ts';
-import type { Database } from '../database/schema.ts';
+import { insertBatches } from '../platform/database/insert-batches.ts';
+import { preparedStatement } from '../platform/database/prepared-statement.ts';
+import type { Database } from '../platform/database/schema.ts';
 
 // The state of incremental call processing (migration 2026-11-28-incremental-calls): a
 // session's progress row, the chunks after its watermark, and the series pieces appended to its

@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { joinSeries, type Series, seriesLength } from '../calls/series.ts';
-import type { Database } from '../database/schema.ts';
-import type { Call, CallFinding, CallItem, CallTrack } from '../database/tables/calls.table.ts';
+import type { Database } from '../platform/database/schema.ts';
+import type { Call, CallFinding, CallItem, CallTrack } from '../platform/database/tables/calls.table.ts';
 import { findSeriesPieces } from './call-progress.ts';
 import { keysetPage } from './keyset-page.ts';
 

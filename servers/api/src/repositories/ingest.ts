@@ -1,10 +1,10 @@
 import type { Chunk } from '@svc/protocol';
 import { CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { insertBatches } from '../database/insert-batches.ts';
-import { preparedStatement } from '../database/prepared-statement.ts';
-import type { Database } from '../database/schema.ts';
-import type { NewSession } from '../database/tables/sessions.table.ts';
 import type { ChunkSummary } from '../ingest/chunk-summary.ts';
+import { insertBatches } from '../platform/database/insert-batches.ts';
+import { preparedStatement } from '../platform/database/prepared-statement.ts';
+import type { Database } from '../platform/database/schema.ts';
+import type { NewSession } from '../platform/database/tables/sessions.table.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

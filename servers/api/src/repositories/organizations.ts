@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../database/schema.ts';
-import type { Organization } from '../database/tables/organizations.table.ts';
-import { createId } from '../ids.ts';
+import type { Database } from '../platform/database/schema.ts';
+import type { Organization } from '../platform/database/tables/organizations.table.ts';
+import { createId } from '../platform/ids.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 

@@ -1,9 +1,15 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { createDataKey, type MasterKey, unwrapDataKey, wrapDataKey, wrappingKeyId } from '../crypto/index.ts';
-import type { Database } from '../database/schema.ts';
-import type { Project } from '../database/tables/projects.table.ts';
-import { createId } from '../ids.ts';
-import { createProjectKey } from '../secrets.ts';
+import {
+  createDataKey,
+  type MasterKey,
+  unwrapDataKey,
+  wrapDataKey,
+  wrappingKeyId,
+} from '../platform/crypto/index.ts';
+import type { Database } from '../platform/database/schema.ts';
+import type { Project } from '../platform/database/tables/projects.table.ts';
+import { createId } from '../platform/ids.ts';
+import { createProjectKey } from '../platform/secrets.ts';
 import { DEFAULT_PROJECT_SETTINGS, type ProjectSettings } from '../settings.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;

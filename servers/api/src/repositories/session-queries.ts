@@ -1,10 +1,14 @@
 import { type ExpressionBuilder, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
-import type { Database } from '../database/schema.ts';
-import { sessionSearchText } from '../database/session-search.ts';
-import type { Chunk } from '../database/tables/chunks.table.ts';
-import type { SessionSignal, SignalKind, SignalSeverity } from '../database/tables/session-signals.table.ts';
-import type { Session } from '../database/tables/sessions.table.ts';
-import type { ShareLink } from '../database/tables/share-links.table.ts';
+import type { Database } from '../platform/database/schema.ts';
+import { sessionSearchText } from '../platform/database/session-search.ts';
+import type { Chunk } from '../platform/database/tables/chunks.table.ts';
+import type {
+  SessionSignal,
+  SignalKind,
+  SignalSeverity,
+} from '../platform/database/tables/session-signals.table.ts';
+import type { Session } from '../platform/database/tables/sessions.table.ts';
+import type { ShareLink } from '../platform/database/tables/share-links.table.ts';
 import { keysetPage } from './keyset-page.ts';
 
 // The read side of sessions: every query is scoped by a project id first, so a caller can only

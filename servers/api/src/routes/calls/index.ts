@@ -2,7 +2,7 @@ import { deviceClassSchema, idSchema, listPageSchema, networkTypeSchema } from '
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../platform/http/errors.ts';
 import {
   type CallFilters,
   callOverview,

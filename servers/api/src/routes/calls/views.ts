@@ -1,7 +1,7 @@
 import { SEVERITY_BY_KIND } from '@svc/detectors';
 import { deviceClassSchema, severitySchema } from '@svc/protocol';
 import { z } from 'zod';
-import type { Call, CallFinding, CallItem, CallTrack } from '../../database/tables/calls.table.ts';
+import type { Call, CallFinding, CallItem, CallTrack } from '../../platform/database/tables/calls.table.ts';
 import type { CallOverview } from '../../repositories/call-queries.ts';
 import { nameAndVersion, nameAndVersionSchema, optional } from '../sessions/views.ts';
 

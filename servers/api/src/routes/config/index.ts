@@ -2,7 +2,7 @@ import { DEFAULT_THRESHOLDS } from '@svc/detectors';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { unauthorized } from '../../errors.ts';
+import { unauthorized } from '../../platform/http/errors.ts';
 import { readSettings } from '../../settings.ts';
 
 /** How long the SDK config is cached, in the server and in browsers (service-spec: 60 s). */

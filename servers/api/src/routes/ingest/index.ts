@@ -3,8 +3,6 @@ import { errorBodySchema, PROTOCOL_LIMITS } from '@svc/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Project } from '../../database/tables/projects.table.ts';
-import { forbidden, invalid, unauthorized } from '../../errors.ts';
 import { MAX_REDACTED_PATHS, PRIVACY_RULES } from '../../ingest/call-privacy.ts';
 import { decodeChunk } from '../../ingest/decode-chunk.ts';
 import { ingestChunk } from '../../ingest/ingest-chunk.ts';
@@ -16,6 +14,8 @@ import {
   parseIngestEncoding,
   readBody,
 } from '../../ingest/request-body.ts';
+import type { Project } from '../../platform/database/tables/projects.table.ts';
+import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
 import { readSettings } from '../../settings.ts';
 
 /** How long browsers may cache the preflight (Chromium caps it at 2 hours). */

@@ -14,9 +14,9 @@ import {
 } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
-import { type BlobStore, createFileBlobStore } from '../../blob-store/index.ts';
 import { openChunk, projectDataKey } from '../../chunks/chunk-storage.ts';
-import { loadMasterKey, type MasterKey } from '../../crypto/index.ts';
+import { type BlobStore, createFileBlobStore } from '../../platform/blob-store/index.ts';
+import { loadMasterKey, type MasterKey } from '../../platform/crypto/index.ts';
 import { rotateProjectKey, updateProjectSettings } from '../../repositories/projects.ts';
 import { DEFAULT_PROJECT_SETTINGS } from '../../settings.ts';
 

@@ -3,10 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { type Kysely, sql } from 'kysely';
 import { z } from 'zod';
-import type { Database } from '../../database/schema.ts';
-import type { ClusterStatus, IssueCluster } from '../../database/tables/issues.table.ts';
-import { notFound } from '../../errors.ts';
 import { CLUSTER_KINDS } from '../../notifications/rules.ts';
+import type { Database } from '../../platform/database/schema.ts';
+import type { ClusterStatus, IssueCluster } from '../../platform/database/tables/issues.table.ts';
+import { notFound } from '../../platform/http/errors.ts';
 import { keysetPage } from '../../repositories/keyset-page.ts';
 import {
   decodeClusterCursor,

@@ -3,21 +3,21 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { type Selectable, sql } from 'kysely';
 import { z } from 'zod';
-import type { Database } from '../../database/schema.ts';
+import { ROTATION_OVERLAP_MS, sealChannelSecret } from '../../notifications/channel-secrets.ts';
+import { replayDelivery } from '../../notifications/deliveries.ts';
+import { queueTestNotification } from '../../notifications/notify.ts';
+import { ruleSourceSchema } from '../../notifications/rules.ts';
+import type { Database } from '../../platform/database/schema.ts';
 import type {
   Delivery,
   DeliveryAttempt,
   NotificationChannel,
   NotificationRule,
-} from '../../database/tables/notifications.table.ts';
-import { invalid, notFound } from '../../errors.ts';
-import { createId } from '../../ids.ts';
-import { ROTATION_OVERLAP_MS, sealChannelSecret } from '../../notifications/channel-secrets.ts';
-import { replayDelivery } from '../../notifications/deliveries.ts';
-import { queueTestNotification } from '../../notifications/notify.ts';
-import { ruleSourceSchema } from '../../notifications/rules.ts';
+} from '../../platform/database/tables/notifications.table.ts';
+import { invalid, notFound } from '../../platform/http/errors.ts';
+import { createId } from '../../platform/ids.ts';
+import { createWebhookSecret } from '../../platform/secrets.ts';
 import { keysetPage } from '../../repositories/keyset-page.ts';
-import { createWebhookSecret } from '../../secrets.ts';
 import { decodeIdCursor, encodeIdCursor } from '../sessions/cursor.ts';
 import { integerParameter } from '../sessions/query.ts';
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Project } from '../../database/tables/projects.table.ts';
-import { notFound } from '../../errors.ts';
+import type { Project } from '../../platform/database/tables/projects.table.ts';
+import { notFound } from '../../platform/http/errors.ts';
 import { updateProjectSettings } from '../../repositories/projects.ts';
 import {
   applySettingsPatch,

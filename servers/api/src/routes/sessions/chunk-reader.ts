@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { openChunk, projectDataKey } from '../../chunks/chunk-storage.ts';
-import type { Chunk } from '../../database/tables/chunks.table.ts';
-import type { Project } from '../../database/tables/projects.table.ts';
+import type { Chunk } from '../../platform/database/tables/chunks.table.ts';
+import type { Project } from '../../platform/database/tables/projects.table.ts';
 
 /** A chunk that is indexed but cannot be read back: its blob is gone, or does not open. */
 export class ChunkReadError extends Error {

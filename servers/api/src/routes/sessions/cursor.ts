@@ -1,5 +1,5 @@
 import { isId } from '@svc/protocol';
-import { invalid } from '../../errors.ts';
+import { invalid } from '../../platform/http/errors.ts';
 import type { CallPosition } from '../../repositories/call-queries.ts';
 import type { EventPosition, SessionPosition } from '../../repositories/session-queries.ts';
 

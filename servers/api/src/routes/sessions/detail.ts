@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../database/schema.ts';
+import type { Database } from '../../platform/database/schema.ts';
 import { findSession, findSignalsPage, listChunks } from '../../repositories/session-queries.ts';
 import { type SessionDetail, toSessionDetail } from './views.ts';
 

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Project } from '../../database/tables/projects.table.ts';
+import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { type EventPosition, listChunks } from '../../repositories/session-queries.ts';
 import { chunkEvents, readChunkBytes } from './chunk-reader.ts';
 import type { FlatEvent } from './views.ts';

@@ -2,8 +2,9 @@ import { listPageSchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { notFound } from '../../errors.ts';
-import { createId } from '../../ids.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import { createId } from '../../platform/ids.ts';
+import { createShareToken, hashSecret } from '../../platform/secrets.ts';
 import { findCallsPage, findSessionFindings } from '../../repositories/call-queries.ts';
 import {
   createShareLink,
@@ -12,7 +13,6 @@ import {
   findSessionsPage,
   findSignalsPage,
 } from '../../repositories/session-queries.ts';
-import { createShareToken, hashSecret } from '../../secrets.ts';
 import { DEFAULT_CALLS_LIMIT, MAX_CALLS_LIMIT } from '../calls/index.ts';
 import { callSummarySchema, toCallSummary } from '../calls/views.ts';
 import { readChunkBytes } from './chunk-reader.ts';

@@ -1,9 +1,9 @@
 import { deviceClassSchema, severitySchema } from '@svc/protocol';
 import { z } from 'zod';
-import type { CallFinding } from '../../database/tables/calls.table.ts';
-import type { Chunk } from '../../database/tables/chunks.table.ts';
-import type { SessionSignal } from '../../database/tables/session-signals.table.ts';
-import type { Session } from '../../database/tables/sessions.table.ts';
+import type { CallFinding } from '../../platform/database/tables/calls.table.ts';
+import type { Chunk } from '../../platform/database/tables/chunks.table.ts';
+import type { SessionSignal } from '../../platform/database/tables/session-signals.table.ts';
+import type { Session } from '../../platform/database/tables/sessions.table.ts';
 
 // The API's views of sessions. Times are ISO 8601 strings; what is unknown is omitted, never
 // null (a session whose first chunk has not arrived yet has no metadata).

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { type SeededSession, seedSession } from '../../../test/seed.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
-import { hashSecret } from '../../secrets.ts';
+import { hashSecret } from '../../platform/secrets.ts';
 import { withoutEndUserIdentity } from './index.ts';
 
 const HOUR = 3_600_000;

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Project } from '../../database/tables/projects.table.ts';
-import type { ShareLink } from '../../database/tables/share-links.table.ts';
-import { notFound } from '../../errors.ts';
+import type { Project } from '../../platform/database/tables/projects.table.ts';
+import type { ShareLink } from '../../platform/database/tables/share-links.table.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import { hashSecret } from '../../platform/secrets.ts';
 import { findProjectById } from '../../repositories/projects.ts';
 import { findActiveShareLink, findChunk } from '../../repositories/session-queries.ts';
-import { hashSecret } from '../../secrets.ts';
 import { readChunkBytes } from '../sessions/chunk-reader.ts';
 import { loadSessionDetail } from '../sessions/detail.ts';
 import { integerParameter } from '../sessions/query.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../platform/http/errors.ts';
 import { findVisitSessions } from '../../repositories/session-queries.ts';
 import { visitIdSchema } from '../sessions/query.ts';
 import { sessionSummarySchema, toSessionSummary } from '../sessions/views.ts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
+import { ENGINES, openTestDatabase, type TestDatabase } from '../../../test/test-database.ts';
 import { createDatabase } from './database.ts';
 import { isUniqueViolation } from './errors.ts';
 import { MIGRATIONS, migrateToLatest } from './migrate.ts';

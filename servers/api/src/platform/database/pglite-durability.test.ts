@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../test/test-database.ts';
 import { readWalPosition } from './database.ts';
 import { createPGliteDurability, type DurabilityEvent } from './pglite-durability.ts';
 

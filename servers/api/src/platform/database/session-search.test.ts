@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
+import { ENGINES, openTestDatabase, type TestDatabase } from '../../../test/test-database.ts';
 import { SEARCH_TEXT } from './migrations/2026-11-22-session-search.ts';
 import { SESSION_SEARCH_TEXT_SQL, sessionSearchText } from './session-search.ts';
 

@@ -1,10 +1,16 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { callTimeline, chunkBytes, ingest, sessionMeta, splitItems } from '../../../test/call-timelines.ts';
-import { newSessionId } from '../../../test/ingest-helpers.ts';
-import { createTestApp } from '../../../test/test-app.ts';
-import { ENGINES } from '../../../test/test-database.ts';
-import { claimCallJobs, processCallJob } from '../../calls/call-processing.ts';
+import {
+  callTimeline,
+  chunkBytes,
+  ingest,
+  sessionMeta,
+  splitItems,
+} from '../../../../test/call-timelines.ts';
+import { newSessionId } from '../../../../test/ingest-helpers.ts';
+import { createTestApp } from '../../../../test/test-app.ts';
+import { ENGINES } from '../../../../test/test-database.ts';
+import { claimCallJobs, processCallJob } from '../../../calls/call-processing.ts';
 import { down, up } from './2026-11-29-call-job-cost.ts';
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);

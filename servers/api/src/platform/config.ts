@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { type AllowedHosts, parseAllowedHosts } from './notifications/destination-policy.ts';
+import { type AllowedHosts, parseAllowedHosts } from './http/destination-policy.ts';
 
 /**
  * Where relational data lives: the embedded PGlite store in the data directory (the default,
