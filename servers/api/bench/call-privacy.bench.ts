@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { parseChunk } from '@svc/protocol';
-import { recheckCallPrivacy } from '../src/ingest/call-privacy.ts';
+import { recheckCallPrivacy } from '../src/modules/sessions/call-privacy.ts';
 import { callTimeline, chunkBytes, sessionMeta } from '../test/call-timelines.ts';
 
 const require = createRequire(import.meta.url);

@@ -30,13 +30,13 @@ import { deflateSync } from 'node:zlib';
 import { detect, resolveThresholds } from '@svc/detectors';
 import { sql } from 'kysely';
 import { ulid } from 'ulid';
-import { createCallWorker } from '../src/calls/call-worker.ts';
-import { type PlacedCallItem, summarizeCalls } from '../src/calls/summarize-calls.ts';
+import { type PlacedCallItem, summarizeCalls } from '../src/modules/calls/summarize-calls.ts';
+import { createCallWorker } from '../src/modules/processing/call-worker.ts';
 import { openServices } from '../src/open-services.ts';
 import { loadConfiguration } from '../src/platform/config.ts';
 import { createDatabase, type DatabaseHandle } from '../src/platform/database/database.ts';
 import { createLineLogger } from '../src/platform/line-logger.ts';
-import { chunkIndexConcurrency } from '../src/plugins/services.ts';
+import { chunkIndexConcurrency } from '../src/services.ts';
 import { callTimeline, chunkBytes, sessionMeta, splitItems, type WireItem } from '../test/call-timelines.ts';
 import { type CallEndpoint, explainCallQueries } from './explain-calls.ts';
 import { runLoad } from './load.ts';
@@ -571,7 +571,7 @@ async function processLive(
 
 /**
  * Backlog: the same chunks ingested with the worker off, then the server stopped and a call worker
- * (src/calls/call-worker.ts) run in this process over the queue until it is empty: processing
+ * (src/modules/processing/call-worker.ts) run in this process over the queue until it is empty: processing
  * alone, each session once (read, decrypt and validate its chunks, summarize, write).
  */
 async function processBacklog(

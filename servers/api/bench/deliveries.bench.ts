@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNodeReceiver, type WebhookReceiver } from '@example/webhook-receiver';
 import { signWebhook } from '@svc/webhook-verify';
-import { postWebhook } from '../src/notifications/webhook-sender.ts';
+import { postWebhook } from '../src/modules/notifications/webhook-sender.ts';
 import { createDestinationPolicy, parseAllowedHosts } from '../src/platform/http/destination-policy.ts';
 import { runConcurrently } from '../src/platform/jobs/polling-loop.ts';
 import { callTimeline, chunkBytes, sessionMeta } from '../test/call-timelines.ts';

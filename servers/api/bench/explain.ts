@@ -8,14 +8,14 @@ import {
   PostgresQueryCompiler,
 } from 'kysely';
 import pg from 'pg';
-import type { Database } from '../src/platform/database/schema.ts';
-import { findSessionsPage } from '../src/repositories/session-queries.ts';
-import { decodeSessionCursor } from '../src/routes/sessions/cursor.ts';
+import { decodeSessionCursor } from '../src/modules/sessions/cursor.ts';
 import {
   DEFAULT_SESSIONS_LIMIT,
   sessionListQuerySchema,
   toSessionFilters,
-} from '../src/routes/sessions/query.ts';
+} from '../src/modules/sessions/query.ts';
+import { findSessionsPage } from '../src/modules/sessions/session-queries.ts';
+import type { Database } from '../src/platform/database/schema.ts';
 
 // The exact SQL a route runs for a query string: the route's own parsing and repository
 // functions, over a kysely instance whose driver only records the compiled statements.

@@ -44,17 +44,17 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { ulid } from 'ulid';
 import { buildApp } from '../src/app.ts';
+import { findCallDetail } from '../src/modules/calls/call-queries.ts';
 import {
   type CallProcessingDependencies,
   claimCallJobs,
   processCallJob,
-} from '../src/calls/call-processing.ts';
-import { createCallWorker } from '../src/calls/call-worker.ts';
+} from '../src/modules/processing/call-processing.ts';
+import { createCallWorker } from '../src/modules/processing/call-worker.ts';
+import { createOrganization } from '../src/modules/projects/organizations.ts';
+import { createProject } from '../src/modules/projects/projects.ts';
 import { type OpenedServices, openServices } from '../src/open-services.ts';
 import { loadConfiguration } from '../src/platform/config.ts';
-import { findCallDetail } from '../src/repositories/call-queries.ts';
-import { createOrganization } from '../src/repositories/organizations.ts';
-import { createProject } from '../src/repositories/projects.ts';
 import type { WireItem } from '../test/call-timelines.ts';
 import { postChunk } from '../test/ingest-helpers.ts';
 import { chunksOf, longCall } from './long-call.ts';

@@ -24,17 +24,17 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { CompiledQuery, sql } from 'kysely';
 import { ulid } from 'ulid';
 import { buildApp } from '../src/app.ts';
+import { CLAIM_AND_LOAD_CALL_JOBS } from '../src/modules/calls/call-progress-repository.ts';
 import {
   type CallProcessingDependencies,
   type CallProcessingResult,
   claimCallJobs,
   processCallJob,
-} from '../src/calls/call-processing.ts';
+} from '../src/modules/processing/call-processing.ts';
+import { createOrganization } from '../src/modules/projects/organizations.ts';
+import { createProject } from '../src/modules/projects/projects.ts';
 import { type OpenedServices, openServices } from '../src/open-services.ts';
 import { loadConfiguration } from '../src/platform/config.ts';
-import { CLAIM_AND_LOAD_CALL_JOBS } from '../src/repositories/call-progress.ts';
-import { createOrganization } from '../src/repositories/organizations.ts';
-import { createProject } from '../src/repositories/projects.ts';
 import { postChunk } from '../test/ingest-helpers.ts';
 import { chunksOf, longCall } from './long-call.ts';
 import { type BenchPostgres, startBenchPostgres } from './postgres.ts';

@@ -5,7 +5,7 @@ import { createRandom, pick, type Weighted } from './random.ts';
 
 // Bulk-seeds calls for the calls benchmark, straight into the database (PostgreSQL or PGlite,
 // through the server's own kysely handle), shaped like what call processing writes
-// (src/calls/call-processing.ts): `sessions` rows, one `calls` row per peer connection with its
+// (src/modules/processing/call-processing.ts): `sessions` rows, one `calls` row per peer connection with its
 // connection series, and `call_tracks` rows whose series arrays are as long as their
 // `sample_count`. Rows are generated here from a deterministic random and sent in batches as one
 // jsonb parameter (`jsonb_to_recordset`), which both engines take alike.
@@ -297,7 +297,7 @@ function callEnd(call: SeedCall): number {
   return call.setupMs === null ? call.start + 5_000 : connectedAt(call) + call.samples * WINDOW_MS;
 }
 
-/** A track's series (src/calls/summarize-calls.ts `trackSeries`): `t`, `windowMs`, then each metric. */
+/** A track's series (src/modules/calls/summarize-calls.ts `trackSeries`): `t`, `windowMs`, then each metric. */
 function trackSeries(random: () => number, call: SeedCall, track: (typeof TRACKS)[number]) {
   const badness = (100 - (call.quality ?? 100)) / 100;
   const n = call.samples;

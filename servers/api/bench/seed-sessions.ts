@@ -3,7 +3,7 @@ import { monotonicFactory } from 'ulid';
 import { createRandom, pick, type Weighted } from './random.ts';
 
 // Bulk-seeds sessions for the list benchmark straight into PostgreSQL, shaped like what ingest
-// indexes (src/repositories/ingest.ts): session rows with their aggregates (error_count, level,
+// indexes (src/modules/sessions/ingest-repository.ts): session rows with their aggregates (error_count, level,
 // chunk_count, max_seq; one seq missing in some sessions: a gap), chunk rows and signal rows
 // (errors `high`, custom events with a severity, SDK gaps and triggers `info`). A few
 // multi-row statements (unnest of arrays, generate_series), not 100k HTTP requests.

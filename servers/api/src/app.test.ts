@@ -3,7 +3,7 @@ import { DEFAULT_THRESHOLDS } from '@svc/detectors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../test/test-app.ts';
 import { ENGINES } from '../test/test-database.ts';
-import { createApiTokenRecord } from './repositories/api-tokens.ts';
+import { createApiTokenRecord } from './modules/projects/api-tokens.ts';
 
 describe.each(ENGINES)('app on %s', (engine) => {
   let test: TestApp;

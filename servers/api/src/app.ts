@@ -14,20 +14,20 @@ import {
   serializerCompiler,
   validatorCompiler,
 } from 'fastify-type-provider-zod';
+import callRoutes from './modules/calls/routes.ts';
+import issueRoutes from './modules/issues/routes.ts';
+import inboxRoutes from './modules/notifications/inbox-routes.ts';
+import notificationRoutes from './modules/notifications/routes.ts';
+import { authenticationPlugin } from './modules/projects/authentication.ts';
+import configRoutes from './modules/projects/config-routes.ts';
+import { projectKeysPlugin } from './modules/projects/project-keys.ts';
+import projectRoutes from './modules/projects/routes.ts';
+import ingestRoutes from './modules/sessions/ingest-routes.ts';
+import readingRoutes from './modules/sessions/reading-routes.ts';
 import { ApiError } from './platform/http/errors.ts';
-import { authenticationPlugin } from './plugins/authentication.ts';
-import { acceptJsonBodies } from './plugins/json-bodies.ts';
-import { projectKeysPlugin } from './plugins/project-keys.ts';
-import { type Services, servicesPlugin } from './plugins/services.ts';
-import callRoutes from './routes/calls/index.ts';
-import configRoutes from './routes/config/index.ts';
-import healthRoutes from './routes/health/index.ts';
-import inboxRoutes from './routes/inbox/index.ts';
-import ingestRoutes from './routes/ingest/index.ts';
-import issueRoutes from './routes/issues/index.ts';
-import notificationRoutes from './routes/notifications/index.ts';
-import projectRoutes from './routes/projects/index.ts';
-import readingRoutes from './routes/sessions/reading-routes.ts';
+import healthRoutes from './platform/http/health-routes.ts';
+import { acceptJsonBodies } from './platform/http/json-bodies.ts';
+import { type Services, servicesPlugin } from './services.ts';
 
 /**
  * The application as a Fastify plugin: external services → app plugins → routes. It never opens

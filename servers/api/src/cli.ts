@@ -1,9 +1,16 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createProjectWithToken } from './bootstrap.ts';
-import { queueCallReprocessing } from './calls/call-processing.ts';
-import { createCallWorker } from './calls/call-worker.ts';
+import { queueCallReprocessing } from './modules/processing/call-processing.ts';
+import { createCallWorker } from './modules/processing/call-worker.ts';
+import { createApiTokenRecord } from './modules/projects/api-tokens.ts';
+import { createProjectWithToken } from './modules/projects/bootstrap.ts';
+import {
+  findProjectById,
+  PROJECT_KEY_GRACE_HOURS,
+  rewrapDataKeys,
+  rotateProjectKey,
+} from './modules/projects/projects.ts';
 import { type OpenedServices, openServices } from './open-services.ts';
 import { type Configuration, ConfigurationError, loadConfiguration } from './platform/config.ts';
 import {
@@ -15,13 +22,6 @@ import {
 import { DataDirectoryLockedError } from './platform/data-directory-lock.ts';
 import { migrateToLatest } from './platform/database/migrate.ts';
 import { createLineLogger } from './platform/line-logger.ts';
-import { createApiTokenRecord } from './repositories/api-tokens.ts';
-import {
-  findProjectById,
-  PROJECT_KEY_GRACE_HOURS,
-  rewrapDataKeys,
-  rotateProjectKey,
-} from './repositories/projects.ts';
 
 const USAGE = `Usage: svc <command> [options]
 

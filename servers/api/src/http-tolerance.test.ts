@@ -197,7 +197,7 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
 
   // Last: it deletes the channel and the rule the other tests read.
   it('accepts Content-Type: application/json with an empty body on every route that takes no body', async () => {
-    // Ingest reads its bodies itself (a chunk is required; see routes/ingest).
+    // Ingest reads its bodies itself (a chunk is required; see modules/sessions/ingest-routes.ts).
     const bodiless = operations.filter(
       (operation) =>
         ['POST', 'PUT', 'PATCH', 'DELETE'].includes(operation.method) &&

@@ -5,7 +5,7 @@ import { loadMasterKey } from './platform/crypto/index.ts';
 import { lockDataDirectory } from './platform/data-directory-lock.ts';
 import { createDatabase } from './platform/database/database.ts';
 import { migrateToLatest } from './platform/database/migrate.ts';
-import type { Services } from './plugins/services.ts';
+import type { Services } from './services.ts';
 
 /** The services a process opened, and how to close them (in reverse order). */
 export interface OpenedServices extends Services {

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import { ensureFirstProject, formatWelcome, type ProjectCredentials } from './bootstrap.ts';
+import { ensureFirstProject, formatWelcome, type ProjectCredentials } from './modules/projects/bootstrap.ts';
 import { openServices } from './open-services.ts';
 import { ConfigurationError, describeConfiguration, loadConfiguration } from './platform/config.ts';
 

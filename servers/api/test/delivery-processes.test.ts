@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startNodeReceiver, type WebhookReceiver } from '@example/webhook-receiver';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProjectWithToken } from '../src/bootstrap.ts';
+import { createProjectWithToken } from '../src/modules/projects/bootstrap.ts';
 import { loadMasterKey } from '../src/platform/crypto/index.ts';
 import {
   apiRequest as call,

@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openChunk, projectDataKey } from '../src/chunks/chunk-storage.ts';
+import { findProjectById } from '../src/modules/projects/projects.ts';
+import { openChunk, projectDataKey } from '../src/modules/sessions/chunk-storage.ts';
 import { openServices } from '../src/open-services.ts';
 import { loadConfiguration } from '../src/platform/config.ts';
-import { findProjectById } from '../src/repositories/projects.ts';
 import { deflate, newSessionId, rewriteChunk, validChunkFixture } from './ingest-helpers.ts';
 import { kill, spawnServer } from './process-helpers.ts';
 

@@ -14,7 +14,7 @@ import {
 import type { CallEvent as ProtocolCallEvent, CallSample as ProtocolCallSample } from '@svc/protocol';
 import { trackSampleSchema } from '@svc/protocol';
 import { scoreCall, scoreSample } from '@svc/quality-score';
-import { higherSeverity } from '../src/ingest/chunk-summary.ts';
+import { higherSeverity } from '../src/modules/sessions/chunk-summary.ts';
 
 /** A validated call item and where it is in the session. */
 export interface PlacedCallItem {

@@ -5,7 +5,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProjectWithToken, type ProjectCredentials } from '../src/bootstrap.ts';
+import { createProjectWithToken, type ProjectCredentials } from '../src/modules/projects/bootstrap.ts';
 import { startS3rver } from '../src/platform/blob-store/s3rver-fixture.ts';
 import { loadMasterKey } from '../src/platform/crypto/index.ts';
 import { type RunningServer, startServer } from '../src/server.ts';

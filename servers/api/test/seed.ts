@@ -9,7 +9,7 @@ import {
   createChunkAttemptId,
   projectDataKey,
   sealChunk,
-} from '../src/chunks/chunk-storage.ts';
+} from '../src/modules/sessions/chunk-storage.ts';
 import { type BlobStore, createFileBlobStore } from '../src/platform/blob-store/index.ts';
 import { loadMasterKey, type MasterKey } from '../src/platform/crypto/index.ts';
 import type {

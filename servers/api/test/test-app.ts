@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from '../src/app.ts';
-import type { CallProcessingDependencies } from '../src/calls/call-processing.ts';
-import { type CallWorker, createCallWorker } from '../src/calls/call-worker.ts';
+import type { CallProcessingDependencies } from '../src/modules/processing/call-processing.ts';
+import { type CallWorker, createCallWorker } from '../src/modules/processing/call-worker.ts';
+import { createApiTokenRecord } from '../src/modules/projects/api-tokens.ts';
+import { createOrganization } from '../src/modules/projects/organizations.ts';
+import { createProject } from '../src/modules/projects/projects.ts';
 import { createFileBlobStore } from '../src/platform/blob-store/index.ts';
 import { type Configuration, loadConfiguration } from '../src/platform/config.ts';
 import { loadMasterKey } from '../src/platform/crypto/index.ts';
 import type { Project } from '../src/platform/database/tables/projects.table.ts';
-import { createApiTokenRecord } from '../src/repositories/api-tokens.ts';
-import { createOrganization } from '../src/repositories/organizations.ts';
-import { createProject } from '../src/repositories/projects.ts';
 import { type Engine, openTestDatabase, type TestDatabase } from './test-database.ts';
 
 /** A project with an API token, as a test client sees it. */

@@ -10,7 +10,7 @@ import {
 import { newSessionId } from '../../../../test/ingest-helpers.ts';
 import { createTestApp } from '../../../../test/test-app.ts';
 import { ENGINES } from '../../../../test/test-database.ts';
-import { claimCallJobs, processCallJob } from '../../../calls/call-processing.ts';
+import { claimCallJobs, processCallJob } from '../../../modules/processing/call-processing.ts';
 import { down, up } from './2026-11-29-call-job-cost.ts';
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);

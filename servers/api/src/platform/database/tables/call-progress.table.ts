@@ -2,7 +2,7 @@ import type { ColumnType, Insertable, Selectable } from 'kysely';
 
 /**
  * Per session, what incremental call processing computed from the items consumed so far
- * (`progress`: a `SessionProgress` of src/calls/call-progress.ts) and the watermark of what it
+ * (`progress`: a `SessionProgress` of src/modules/calls/call-progress.ts) and the watermark of what it
  * consumed. No row: the next job computes the session from all its items.
  */
 export interface CallProgressTable {

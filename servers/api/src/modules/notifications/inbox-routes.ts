@@ -1,0 +1,101 @@
+import { idSchema, listPageSchema, severitySchema } from '@svc/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { sql } from 'kysely';
+import { z } from 'zod';
+import type { NotificationEvent } from '../../platform/database/tables/notifications.table.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import { keysetPage } from '../../platform/http/keyset-page.ts';
+import { decodeIdCursor, encodeIdCursor } from '../sessions/cursor.ts';
+import { booleanParameter, integerParameter } from '../sessions/query.ts';
+
+export const inboxItemSchema = z.object({
+  /** The event id (`evt_`): the same as the webhooks of this notification carry. */
+  id: z.string(),
+  type: z.string(),
+  severity: severitySchema,
+  title: z.string(),
+  summary: z.string(),
+  clusterId: z.string().optional(),
+  createdAt: z.iso.datetime(),
+  ackedAt: z.iso.datetime().optional(),
+  /** The webhook `data` of the notification. */
+  data: z.record(z.string(), z.unknown()),
+});
+
+function toInboxItem(row: NotificationEvent): z.infer<typeof inboxItemSchema> {
+  const envelope = JSON.parse(row.payload) as { data: Record<string, unknown> };
+  return {
+    id: row.id,
+    type: row.type,
+    severity: severitySchema.catch('info').parse(row.severity),
+    title: row.title,
+    summary: typeof envelope.data.summary === 'string' ? envelope.data.summary : '',
+    clusterId: row.cluster_id ?? undefined,
+    createdAt: new Date(row.created_at).toISOString(),
+    ackedAt: row.acked_at === null ? undefined : new Date(row.acked_at).toISOString(),
+    data: envelope.data,
+  };
+}
+
+/** `/v1/inbox`: the project's notifications in the app, newest first, fed by the same rules as channels. */
+export default async function inboxRoutes(fastify: FastifyInstance) {
+  const routes = fastify.withTypeProvider<ZodTypeProvider>();
+  routes.addHook('onRequest', fastify.authenticate);
+
+  routes.get(
+    '',
+    {
+      schema: {
+        summary: 'List notifications, newest first',
+        querystring: z.strictObject({
+          limit: integerParameter(1, 200).optional(),
+          cursor: z.string().max(256).optional(),
+          acked: booleanParameter.optional().describe('false: only those not acknowledged yet'),
+        }),
+        response: { 200: listPageSchema(inboxItemSchema) },
+      },
+    },
+    async (request) => {
+      const { limit = 50, cursor, acked } = request.query;
+      let query = fastify.database
+        .selectFrom('notification_events')
+        .selectAll()
+        .where('project_id', '=', request.project.id)
+        .where('inbox', '=', true)
+        .orderBy('id', 'desc')
+        .limit(limit + 1);
+      if (cursor !== undefined) query = query.where('id', '<', decodeIdCursor(cursor, 'evt'));
+      if (acked !== undefined) query = query.where('acked_at', acked ? 'is not' : 'is', null);
+      const rows = await query.execute();
+      const { page, more } = keysetPage(rows, limit);
+      return {
+        items: page.map(toInboxItem),
+        nextCursor: more === undefined ? undefined : encodeIdCursor(more.id),
+      };
+    },
+  );
+
+  routes.post(
+    '/:id/ack',
+    {
+      schema: {
+        summary: 'Acknowledge a notification (idempotent)',
+        params: z.object({ id: idSchema('evt') }),
+        response: { 200: inboxItemSchema },
+      },
+    },
+    async (request) => {
+      const row = await fastify.database
+        .updateTable('notification_events')
+        .set({ acked_at: sql<Date>`coalesce(acked_at, now())` })
+        .where('project_id', '=', request.project.id)
+        .where('id', '=', request.params.id)
+        .where('inbox', '=', true)
+        .returningAll()
+        .executeTakeFirst();
+      if (row === undefined) throw notFound(`No notification ${request.params.id}`);
+      return toInboxItem(row);
+    },
+  );
+}

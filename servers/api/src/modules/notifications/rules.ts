@@ -1,0 +1,135 @@
+import { DETECTOR_KINDS } from '@svc/detectors';
+import { type Severity, severitySchema } from '@svc/protocol';
+import { z } from 'zod';
+import { SEVERITY_ORDER } from '../sessions/chunk-summary.ts';
+
+/** The event types a `cluster` rule can subscribe to. `error.*` only come from error clusters. */
+export const CLUSTER_RULE_EVENTS = [
+  'cluster.created',
+  'cluster.threshold',
+  'cluster.regressed',
+  'cluster.reopened',
+  'error.new',
+  'error.rate',
+] as const;
+export type ClusterRuleEvent = (typeof CLUSTER_RULE_EVENTS)[number];
+
+/** Event types whose rule needs a `threshold` (on the cluster's `count24h`). */
+const THRESHOLD_EVENTS: ReadonlySet<string> = new Set(['cluster.threshold', 'error.rate']);
+
+/** A cluster's kind: a detector kind, or `error`. */
+export const CLUSTER_KINDS = [...DETECTOR_KINDS, 'error'] as const;
+
+const filterText = z.string().trim().min(1).max(128);
+const propertyValueSchema = z.union([z.string().max(1024), z.number(), z.boolean()]);
+
+const clusterSourceSchema = z
+  .strictObject({
+    type: z.literal('cluster'),
+    /** Which cluster transitions notify. */
+    events: z.array(z.enum(CLUSTER_RULE_EVENTS)).min(1).max(CLUSTER_RULE_EVENTS.length),
+    /** Only these kinds (detector kinds, `error`); all when absent. */
+    kinds: z.array(z.enum(CLUSTER_KINDS)).min(1).max(CLUSTER_KINDS.length).optional(),
+    /** Only clusters at least this severe. */
+    minSeverity: severitySchema.optional(),
+    /** Only occurrences from this environment / release (exact). */
+    environment: filterText.optional(),
+    release: filterText.optional(),
+    /** `count24h` that `cluster.threshold` and `error.rate` fire at (when it crosses it). */
+    threshold: z.int().min(1).max(1_000_000).optional(),
+  })
+  .check((context) => {
+    const needsThreshold = context.value.events.some((event) => THRESHOLD_EVENTS.has(event));
+    if (needsThreshold && context.value.threshold === undefined) {
+      context.issues.push({
+        code: 'custom',
+        message: '`threshold` is required with cluster.threshold or error.rate',
+        path: ['threshold'],
+        input: context.value,
+      });
+    }
+  });
+
+const customSourceSchema = z.strictObject({
+  type: z.literal('custom'),
+  /** The `track()` name to match (exact). */
+  name: filterText,
+  /** Properties the event must carry with these exact values. */
+  properties: z
+    .record(z.string().min(1).max(128), propertyValueSchema)
+    .refine((properties) => Object.keys(properties).length <= 20, 'at most 20 properties')
+    .optional(),
+  /** Only events at least this severe (an event without a severity counts as `info`). */
+  minSeverity: severitySchema.optional(),
+  environment: filterText.optional(),
+  release: filterText.optional(),
+});
+
+/**
+ * What a rule listens to: cluster transitions (with kind, severity, environment and release
+ * filters, and a `count24h` threshold), or custom `track()` events by name and properties.
+ *
+ * @example
+ * ```ts
+ * ruleSourceSchema.parse({ type: 'cluster', events: ['cluster.created'], kinds: ['webrtc_one_way_media'] });
+ * ruleSourceSchema.parse({ type: 'custom', name: 'checkout_failed', properties: { plan: 'pro' } });
+ * ```
+ */
+export const ruleSourceSchema = z.discriminatedUnion('type', [clusterSourceSchema, customSourceSchema]);
+export type RuleSource = z.infer<typeof ruleSourceSchema>;
+
+/** What caused a notification, as rules see it. */
+export type RuleSubject =
+  | {
+      type: ClusterRuleEvent;
+      kind: string;
+      severity: Severity;
+      environment: string | null;
+      release: string | null;
+      /** `count24h` before and after the occurrences that caused this (threshold events). */
+      count24hBefore: number;
+      count24hAfter: number;
+    }
+  | {
+      type: 'custom';
+      name: string;
+      properties: Readonly<Record<string, string | number | boolean>>;
+      severity: Severity | null;
+      environment: string | null;
+      release: string | null;
+    };
+
+/** `severity` is at least `minimum`. */
+export function atLeast(severity: Severity, minimum: Severity): boolean {
+  return SEVERITY_ORDER.indexOf(severity) >= SEVERITY_ORDER.indexOf(minimum);
+}
+
+/**
+ * Whether a rule's source matches a subject. Threshold events match when `count24h` crossed the
+ * rule's threshold with this change (before < threshold ≤ after), so a rule fires once per rise.
+ *
+ * @example
+ * ```ts
+ * ruleMatches({ type: 'custom', name: 'paid' }, { type: 'custom', name: 'paid', properties: {}, severity: null, environment: null, release: null }); // true
+ * ```
+ */
+export function ruleMatches(source: RuleSource, subject: RuleSubject): boolean {
+  if (source.environment !== undefined && source.environment !== subject.environment) return false;
+  if (source.release !== undefined && source.release !== subject.release) return false;
+  if (source.type === 'custom') {
+    if (subject.type !== 'custom' || subject.name !== source.name) return false;
+    if (source.minSeverity !== undefined && !atLeast(subject.severity ?? 'info', source.minSeverity))
+      return false;
+    return Object.entries(source.properties ?? {}).every(
+      ([name, value]) => Object.hasOwn(subject.properties, name) && subject.properties[name] === value,
+    );
+  }
+  if (subject.type === 'custom' || !source.events.includes(subject.type)) return false;
+  if (source.kinds !== undefined && !(source.kinds as readonly string[]).includes(subject.kind)) return false;
+  if (source.minSeverity !== undefined && !atLeast(subject.severity, source.minSeverity)) return false;
+  if (THRESHOLD_EVENTS.has(subject.type)) {
+    const threshold = source.threshold ?? Number.POSITIVE_INFINITY;
+    return subject.count24hBefore < threshold && threshold <= subject.count24hAfter;
+  }
+  return true;
+}

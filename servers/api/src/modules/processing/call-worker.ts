@@ -1,0 +1,174 @@
+import {
+  type BatchContext,
+  type BatchOutcome,
+  createPollingLoop,
+  type PollingLoop,
+  runConcurrently,
+} from '../../platform/jobs/polling-loop.ts';
+import {
+  type CallProcessingDependencies,
+  type CallProcessingResult,
+  type ClaimedCallJob,
+  claimCallJobBatch,
+  failCallJob,
+  processCallJob,
+} from './call-processing.ts';
+
+export interface CallWorkerOptions {
+  /** How often an idle worker looks for due jobs (ms). Default 1000. */
+  pollMs?: number;
+  /** Jobs claimed at once. Default 8. */
+  batchSize?: number;
+  /**
+   * Jobs of a claimed batch run at once. Default 1. A job waits on the database most of its time,
+   * so on PostgreSQL a few at once keep the worker busy; PGlite has one connection, so 1.
+   */
+  concurrency?: number;
+  /**
+   * How long a claimed job stays with this worker before another may take it (ms). Default 60 s:
+   * a worker that died loses its jobs after that. A job that runs longer may run twice at once,
+   * which is harmless: only one run writes the session's progress (over the version it read), the
+   * other gives up its work and runs again from what the first wrote.
+   */
+  leaseMs?: number;
+  /**
+   * After a session's job ran, its next job is left this long (ms) so that the chunks arriving
+   * meanwhile are processed together: a live call whose chunks come faster than this costs fewer,
+   * larger jobs, and its later chunks' findings come up to this much later. A chunk arriving
+   * longer than this after the session's last job is processed at once. Default 0 (a job as soon
+   * as a chunk arrives). `runUntilIdle()` never waits.
+   */
+  coalesceMs?: number;
+  /** Called after each job that ran to its end, with what it did (metrics, benchmarks). */
+  onJob?: (job: ClaimedCallJob, result: CallProcessingResult) => void;
+}
+
+/** Totals since the worker was created. */
+export interface CallWorkerStats {
+  jobs: number;
+  failures: number;
+  chunksRead: number;
+  itemsAdded: number;
+  /** Track samples added to series. */
+  trackSamples: number;
+  /** Jobs that computed their session from all its items rather than going on from its progress. */
+  recomputed: number;
+}
+
+/** The in-process worker of call processing jobs. */
+export interface CallWorker extends Omit<PollingLoop, 'wake'> {
+  /**
+   * Looks for due jobs now instead of at the next poll (ingest calls it for every chunk with call
+   * items). Given the chunk's session, when this worker ran that session's job less than
+   * `coalesceMs` ago, it looks when the window ends instead: the job is not due before.
+   */
+  wake(session?: { projectId: string; sessionId: string }): void;
+  stats(): CallWorkerStats;
+}
+
+/**
+ * A worker that claims due `call_jobs` and runs {@link processCallJob} on each, one at a time. A
+ * job that throws is released with a backoff (its error kept in `last_error`) and never lost.
+ * Any number of workers, in this process or others on the same PostgreSQL, can run at once.
+ *
+ * @example
+ * ```ts
+ * const worker = createCallWorker({ database, blobStore, masterKey, log });
+ * worker.start();
+ * // ...
+ * await worker.stop();
+ * ```
+ */
+export function createCallWorker(
+  dependencies: CallProcessingDependencies,
+  options: CallWorkerOptions = {},
+): CallWorker {
+  const pollMs = options.pollMs ?? 1_000;
+  const batchSize = options.batchSize ?? 8;
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const leaseMs = options.leaseMs ?? 60_000;
+  const coalesceMs = Math.max(0, options.coalesceMs ?? 0);
+  const totals: CallWorkerStats = {
+    jobs: 0,
+    failures: 0,
+    chunksRead: 0,
+    itemsAdded: 0,
+    trackSamples: 0,
+    recomputed: 0,
+  };
+  const add = (result: CallProcessingResult) => {
+    totals.jobs += 1;
+    totals.chunksRead += result.chunksRead;
+    totals.itemsAdded += result.itemsAdded;
+    totals.trackSamples += result.trackSamples;
+    if (result.recomputed) totals.recomputed += 1;
+  };
+
+  /**
+   * One claim and its jobs: how many ran, whether to claim again at once (a full batch: more may
+   * be due) and when the next job not claimed is due (left to coalesce, or due within a poll).
+   */
+  async function runBatch(context: BatchContext): Promise<BatchOutcome> {
+    const started = performance.now();
+    const { jobs, nextDueInMs } = await claimCallJobBatch(dependencies.database, {
+      limit: batchSize,
+      leaseMs,
+      coalesceMs: context.background ? coalesceMs : 0,
+      horizonMs: pollMs,
+    });
+    await runConcurrently(jobs, concurrency, runJob);
+    const nextInMs = nextDueInMs === undefined ? undefined : nextDueInMs - (performance.now() - started);
+    return { ran: jobs.length, more: jobs.length >= batchSize, nextInMs };
+  }
+
+  /** When this worker last finished a job of each session (while it may still coalesce). */
+  const finishedAt = new Map<string, number>();
+  const sessionKey = (session: { projectId: string; sessionId: string }) =>
+    `${session.projectId}/${session.sessionId}`;
+  const noteFinished = (job: ClaimedCallJob) => {
+    if (coalesceMs === 0) return;
+    const now = performance.now();
+    if (finishedAt.size >= 10_000) {
+      for (const [key, at] of finishedAt) if (at + coalesceMs <= now) finishedAt.delete(key);
+      if (finishedAt.size >= 10_000) finishedAt.clear();
+    }
+    finishedAt.set(sessionKey(job), now);
+  };
+
+  async function runJob(job: ClaimedCallJob): Promise<void> {
+    let result: CallProcessingResult;
+    try {
+      result = await processCallJob(dependencies, job);
+    } catch (error) {
+      totals.failures += 1;
+      dependencies.log.error(
+        { err: error, projectId: job.projectId, sessionId: job.sessionId, attempts: job.attempts },
+        'call processing failed; the job will be retried',
+      );
+      await failCallJob(dependencies.database, job, error).catch((failure: unknown) => {
+        dependencies.log.error({ err: failure }, 'could not release a failed call job');
+      });
+      return;
+    }
+    add(result);
+    noteFinished(job);
+    options.onJob?.(job, result);
+  }
+
+  const loop = createPollingLoop(runBatch, {
+    pollMs,
+    onError: (error) => dependencies.log.error({ err: error }, 'could not claim call jobs'),
+  });
+
+  return {
+    ...loop,
+    wake(session) {
+      const at = session === undefined ? undefined : finishedAt.get(sessionKey(session));
+      const left = at === undefined ? 0 : at + coalesceMs - performance.now();
+      loop.wake(left > 0 ? left : undefined);
+    },
+    stats() {
+      return { ...totals };
+    },
+  };
+}

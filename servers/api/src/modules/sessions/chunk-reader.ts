@@ -1,0 +1,54 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Chunk } from '../../platform/database/tables/chunks.table.ts';
+import type { Project } from '../../platform/database/tables/projects.table.ts';
+import { openChunk, projectDataKey } from './chunk-storage.ts';
+
+/** A chunk that is indexed but cannot be read back: its blob is gone, or does not open. */
+export class ChunkReadError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ChunkReadError';
+  }
+}
+
+/**
+ * The chunk's JSON bytes as stored (as the SDK sent them, unless ingest dropped or redacted
+ * something: then re-encoded without it): the blob at the row's `blob_key`,
+ * opened with the project's data key. A missing or unopenable blob is logged with its place and
+ * thrown as a {@link ChunkReadError}, which the error handler answers as a masked 500.
+ */
+export async function readChunkBytes(
+  fastify: Pick<FastifyInstance, 'blobStore' | 'masterKey'>,
+  log: FastifyBaseLogger,
+  project: Pick<Project, 'id' | 'wrapped_data_key'>,
+  chunk: Pick<Chunk, 'session_id' | 'seq' | 'blob_key'>,
+): Promise<Uint8Array> {
+  const place = { projectId: project.id, sessionId: chunk.session_id, seq: chunk.seq };
+  const sealed = await fastify.blobStore.get(chunk.blob_key);
+  if (sealed === null) {
+    log.error({ ...place, blobKey: chunk.blob_key }, 'chunk blob is missing');
+    throw new ChunkReadError(`The blob of chunk ${chunk.session_id}/${chunk.seq} is missing`);
+  }
+  try {
+    return await openChunk(projectDataKey(fastify.masterKey, project), sealed, place);
+  } catch (error) {
+    log.error({ ...place, blobKey: chunk.blob_key, err: error }, 'chunk blob does not open');
+    throw new ChunkReadError(`The blob of chunk ${chunk.session_id}/${chunk.seq} does not open`, {
+      cause: error,
+    });
+  }
+}
+
+/** The `events` array of a chunk's JSON (a stored chunk always has one: ingest validated it). */
+export function chunkEvents(bytes: Uint8Array, chunk: Pick<Chunk, 'session_id' | 'seq'>): unknown[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  } catch (error) {
+    throw new ChunkReadError(`Chunk ${chunk.session_id}/${chunk.seq} is not JSON`, { cause: error });
+  }
+  const events = (parsed as { events?: unknown } | null)?.events;
+  if (!Array.isArray(events))
+    throw new ChunkReadError(`Chunk ${chunk.session_id}/${chunk.seq} has no events`);
+  return events;
+}

@@ -1,0 +1,139 @@
+import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import type { Kysely } from 'kysely';
+import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
+import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
+import { type CallWorker, createCallWorker } from './modules/processing/call-worker.ts';
+import {
+  type ChunkIndexWriter,
+  createChunkIndexWriter,
+  SERVER_LINGER_MS,
+} from './modules/sessions/chunk-index-writer.ts';
+import { createIngestCounters, type IngestCounters } from './modules/sessions/ingest-counters.ts';
+import type { BlobStore } from './platform/blob-store/index.ts';
+import type { Configuration } from './platform/config.ts';
+import type { MasterKey } from './platform/crypto/index.ts';
+import type { DatabaseHandle } from './platform/database/database.ts';
+import type { Database } from './platform/database/schema.ts';
+import { createDestinationPolicy } from './platform/http/destination-policy.ts';
+
+/** What the server process opened before building the app: the app never opens or closes them. */
+export interface Services {
+  configuration: Configuration;
+  database: DatabaseHandle;
+  blobStore: BlobStore;
+  masterKey: MasterKey;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route made its writes durable itself (ingest, through the chunk index writer). */
+    flushedBeforeReply?: boolean;
+  }
+  interface FastifyInstance {
+    configuration: Configuration;
+    database: Kysely<Database>;
+    databaseHandle: DatabaseHandle;
+    blobStore: BlobStore;
+    masterKey: MasterKey;
+    /** Group commit of ingested chunks' index rows. */
+    chunkIndex: ChunkIndexWriter;
+    /** What ingest dropped (optional meta fields) and redacted (privacy rules), counted. */
+    ingestCounters: IngestCounters;
+    /** Call processing jobs (started in the background unless `configuration.callWorker` is off). */
+    callWorker: CallWorker;
+    /** Webhook deliveries (started in the background unless `configuration.deliveryWorker` is off). */
+    deliveryWorker: DeliveryWorker;
+  }
+}
+
+/**
+ * Batches of chunk index rows in flight at once: PGlite has one connection, so 1; on PostgreSQL
+ * a few, always leaving connections to the reading routes.
+ */
+export function chunkIndexConcurrency(database: Configuration['database']): number {
+  return database.engine === 'pglite' ? 1 : Math.max(1, Math.min(4, Math.floor(database.poolSize / 2)));
+}
+
+/**
+ * Decorates the instance with the external services (db, blob store, keys) for every route, and
+ * the chunk index writer built on them (drained when the app closes).
+ */
+export const servicesPlugin = fastifyPlugin(
+  async (fastify: FastifyInstance, services: Services) => {
+    fastify.decorate('configuration', services.configuration);
+    fastify.decorate('database', services.database.database);
+    fastify.decorate('databaseHandle', services.database);
+    fastify.decorate('blobStore', services.blobStore);
+    fastify.decorate('masterKey', services.masterKey);
+    const chunkIndex = createChunkIndexWriter({
+      database: services.database.database,
+      concurrency: chunkIndexConcurrency(services.configuration.database),
+      lingerMs: SERVER_LINGER_MS,
+      flush: services.database.flush,
+    });
+    fastify.decorate('chunkIndex', chunkIndex);
+    const ingestCounters = createIngestCounters();
+    fastify.decorate('ingestCounters', ingestCounters);
+    const deliveryWorker = createDeliveryWorker({
+      database: services.database.database,
+      masterKey: services.masterKey,
+      policy: createDestinationPolicy(services.configuration.webhookAllowedHosts),
+      log: fastify.log.child({ worker: 'deliveries' }),
+    });
+    fastify.decorate('deliveryWorker', deliveryWorker);
+    const callWorker = createCallWorker(
+      {
+        database: services.database.database,
+        blobStore: services.blobStore,
+        masterKey: services.masterKey,
+        log: fastify.log.child({ worker: 'calls' }),
+        appUrl: services.configuration.appUrl,
+        onDeliveriesQueued: () => deliveryWorker.wake(),
+      },
+      // Jobs wait on the database most of their time: as many at once as index batches.
+      {
+        concurrency: chunkIndexConcurrency(services.configuration.database),
+        coalesceMs: services.configuration.callCoalesceMs,
+      },
+    );
+    fastify.decorate('callWorker', callWorker);
+    if (services.configuration.callWorker) fastify.addHook('onReady', async () => callWorker.start());
+    if (services.configuration.deliveryWorker) {
+      fastify.addHook('onReady', async () => {
+        // The embedded store is one process: a lease still held is from a process that died.
+        if (services.configuration.database.engine === 'pglite')
+          await releaseDeliveryLeases(services.database.database);
+        deliveryWorker.start();
+      });
+    }
+    // Writes other than ingest (which flushes per batch) are made durable before their answer.
+    fastify.addHook('onSend', async (request, reply, payload) => {
+      if (
+        !SAFE_METHODS.has(request.method) &&
+        reply.statusCode < 400 &&
+        request.routeOptions.config?.flushedBeforeReply !== true
+      ) {
+        await services.database.flush();
+      }
+      return payload;
+    });
+    fastify.addHook('onClose', async () => {
+      await callWorker.stop();
+      await deliveryWorker.stop();
+      await chunkIndex.drain();
+      const { batches, chunks } = chunkIndex.stats();
+      if (batches > 0)
+        fastify.log.info({ batches, chunks }, `indexed ${chunks} chunk(s) in ${batches} transaction(s)`);
+      const removed = ingestCounters.snapshot();
+      if (removed.chunksWithDroppedMeta > 0 || removed.chunksRedacted > 0)
+        fastify.log.info(
+          removed,
+          `ingest dropped optional meta fields from ${removed.chunksWithDroppedMeta} chunk(s) and redacted call data in ${removed.chunksRedacted}`,
+        );
+    });
+  },
+  { name: 'services' },
+);
