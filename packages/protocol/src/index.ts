@@ -122,7 +122,9 @@ export {
 export {
   countSchema,
   durationSchema,
+  higherSeverity,
   percentageSchema,
+  SEVERITY_ORDER,
   type Severity,
   severitySchema,
   timestampSchema,

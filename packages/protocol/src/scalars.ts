@@ -67,6 +67,32 @@ export const severitySchema = z.enum(['critical', 'high', 'medium', 'low', 'info
  */
 export type Severity = z.infer<typeof severitySchema>;
 
+/**
+ * Severities, lowest first: a session's `level` is the highest of its signals', and a
+ * `minSeverity` filter keeps what ranks at or above it.
+ *
+ * @example
+ * ```ts
+ * SEVERITY_ORDER.indexOf('high') > SEVERITY_ORDER.indexOf('low'); // true
+ * ```
+ */
+export const SEVERITY_ORDER: readonly Severity[] = ['info', 'low', 'medium', 'high', 'critical'];
+
+/**
+ * The higher of two severities (`undefined` ranks below any).
+ *
+ * @example
+ * ```ts
+ * higherSeverity('low', 'critical'); // 'critical'
+ * higherSeverity(undefined, 'info'); // 'info'
+ * ```
+ */
+export function higherSeverity(a: Severity | undefined, b: Severity | undefined): Severity | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return SEVERITY_ORDER.indexOf(a) >= SEVERITY_ORDER.indexOf(b) ? a : b;
+}
+
 /** A string of 1..`maximum` characters (internal helper). */
 export function boundedText(maximum: number = PROTOCOL_LIMITS.maxNameLength): z.ZodString {
   return z.string().min(1).max(maximum);

@@ -1,8 +1,8 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import { callOverview, findCallsPage } from '../src/modules/calls/call-queries.ts';
-import { callListQuerySchema, DEFAULT_CALLS_LIMIT } from '../src/modules/calls/routes.ts';
-import { decodeCallCursor } from '../src/modules/sessions/cursor.ts';
+import { callOverview, DEFAULT_CALLS_LIMIT, findCallsPage } from '../src/modules/calls/call-queries.ts';
+import { callListQuerySchema } from '../src/modules/calls/routes.ts';
 import type { Database } from '../src/platform/database/schema.ts';
+import { decodeCallCursor } from '../src/platform/http/cursor.ts';
 import { recordStatements } from './explain.ts';
 
 // The exact SQL that GET /v1/calls and GET /v1/calls/overview run for a query string (see

@@ -8,7 +8,6 @@ import {
   PostgresQueryCompiler,
 } from 'kysely';
 import pg from 'pg';
-import { decodeSessionCursor } from '../src/modules/sessions/cursor.ts';
 import {
   DEFAULT_SESSIONS_LIMIT,
   sessionListQuerySchema,
@@ -16,6 +15,7 @@ import {
 } from '../src/modules/sessions/query.ts';
 import { findSessionsPage } from '../src/modules/sessions/session-queries.ts';
 import type { Database } from '../src/platform/database/schema.ts';
+import { decodeSessionCursor } from '../src/platform/http/cursor.ts';
 
 // The exact SQL a route runs for a query string: the route's own parsing and repository
 // functions, over a kysely instance whose driver only records the compiled statements.

@@ -12,9 +12,8 @@ import {
   type Thresholds,
 } from '@svc/detectors';
 import type { CallEvent as ProtocolCallEvent, CallSample as ProtocolCallSample } from '@svc/protocol';
-import { trackSampleSchema } from '@svc/protocol';
+import { higherSeverity, trackSampleSchema } from '@svc/protocol';
 import { scoreCall, scoreSample } from '@svc/quality-score';
-import { higherSeverity } from '../src/modules/sessions/chunk-summary.ts';
 
 /** A validated call item and where it is in the session. */
 export interface PlacedCallItem {

@@ -4,12 +4,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { DeviceClass, User } from '@svc/protocol';
 import { monotonicFactory } from 'ulid';
-import {
-  chunkBlobKey,
-  createChunkAttemptId,
-  projectDataKey,
-  sealChunk,
-} from '../src/modules/sessions/chunk-storage.ts';
+import { projectDataKey } from '../src/modules/projects/data-key.ts';
+import { chunkBlobKey, createChunkAttemptId, sealChunk } from '../src/modules/sessions/chunk-storage.ts';
 import { type BlobStore, createFileBlobStore } from '../src/platform/blob-store/index.ts';
 import { loadMasterKey, type MasterKey } from '../src/platform/crypto/index.ts';
 import type {

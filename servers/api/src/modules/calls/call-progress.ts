@@ -11,9 +11,8 @@ import {
   type Thresholds,
 } from '@svc/detectors';
 import type { CallEvent as ProtocolCallEvent, CallSample as ProtocolCallSample } from '@svc/protocol';
-import { trackSampleSchema } from '@svc/protocol';
+import { higherSeverity, trackSampleSchema } from '@svc/protocol';
 import { addToCallScore, type CallScoreTotals, scoreCallTotals, scoreSample } from '@svc/quality-score';
-import { higherSeverity } from '../sessions/chunk-summary.ts';
 import type { Series } from './series.ts';
 
 // A session's calls, computed as their items arrive: `SessionProgress` is everything the calls

@@ -5,6 +5,10 @@ import { keysetPage } from '../../platform/http/keyset-page.ts';
 import { findSeriesPieces } from './call-progress-repository.ts';
 import { joinSeries, type Series, seriesLength } from './series.ts';
 
+/** Largest page of calls. */
+export const MAX_CALLS_LIMIT = 200;
+export const DEFAULT_CALLS_LIMIT = 50;
+
 // The read side of calls: every query is scoped by a project id first, so a caller can only ever
 // reach the rows of the project it passes (the route passes the token's project).
 

@@ -2,16 +2,23 @@ import { deviceClassSchema, idSchema, listPageSchema, networkTypeSchema } from '
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { decodeCallCursor, encodeCallCursor } from '../../platform/http/cursor.ts';
 import { notFound } from '../../platform/http/errors.ts';
-import { decodeCallCursor, encodeCallCursor } from '../sessions/cursor.ts';
 import {
   booleanParameter,
   checkTimeRange,
   integerParameter,
   textParameter,
   timeParameter,
-} from '../sessions/query.ts';
-import { type CallFilters, callOverview, findCallDetail, findCallsPage } from './call-queries.ts';
+} from '../../platform/http/query.ts';
+import {
+  type CallFilters,
+  callOverview,
+  DEFAULT_CALLS_LIMIT,
+  findCallDetail,
+  findCallsPage,
+  MAX_CALLS_LIMIT,
+} from './call-queries.ts';
 import {
   callDetailSchema,
   callOverviewSchema,
@@ -20,10 +27,6 @@ import {
   toCallOverview,
   toCallSummary,
 } from './views.ts';
-
-/** Largest page of calls. */
-export const MAX_CALLS_LIMIT = 200;
-export const DEFAULT_CALLS_LIMIT = 50;
 
 const rangeShape = {
   from: timeParameter.optional().describe('Started at or after: ISO 8601 or epoch milliseconds'),

@@ -2,7 +2,7 @@ import { SEVERITY_BY_KIND } from '@svc/detectors';
 import { deviceClassSchema, severitySchema } from '@svc/protocol';
 import { z } from 'zod';
 import type { Call, CallFinding, CallItem, CallTrack } from '../../platform/database/tables/calls.table.ts';
-import { nameAndVersion, nameAndVersionSchema, optional } from '../sessions/views.ts';
+import { nameAndVersion, nameAndVersionSchema, optional } from '../../platform/http/views.ts';
 import type { CallOverview } from './call-queries.ts';
 
 // The API's views of calls. Times are ISO 8601 strings in lists and epoch milliseconds inside

@@ -6,8 +6,14 @@ import type { Database } from '../../platform/database/schema.ts';
 import type { IssueCluster } from '../../platform/database/tables/issues.table.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { createId } from '../../platform/ids.ts';
-import { type NotificationDraft, type NotifyResult, notify } from '../notifications/notify.ts';
-import type { ClusterRuleEvent } from '../notifications/rules.ts';
+import type { ClusterRuleEvent } from '../notifications/index.ts';
+import {
+  type NotificationDraft,
+  type NotifyResult,
+  notify,
+  type OccurrenceSession,
+  routeOf,
+} from '../notifications/index.ts';
 import { errorIdentity } from './fingerprint.ts';
 
 /** Titles of the detector kinds' clusters. */
@@ -76,15 +82,6 @@ export function errorOccurrence(signal: {
   };
 }
 
-/** The session the occurrences belong to, as notifications describe it. */
-export interface OccurrenceSession {
-  id: string;
-  startedAt: number;
-  release: string | null;
-  environment: string | null;
-  url: string | null;
-}
-
 /** What {@link recordOccurrences} did. */
 export interface RecordOccurrencesResult extends NotifyResult {
   /** Occurrences recorded for the first time. */
@@ -109,12 +106,6 @@ export function isNewerRelease(release: string | null, resolvedIn: string | null
   }
   // Same numbers, different text (1.2.0-beta vs 1.2.0): a release, not a pre-release, is newer.
   return !release.includes('-') && resolvedIn.includes('-');
-}
-
-/** The page of the app a session started on: the path of its URL, never its query. */
-export function routeOf(url: string | null): string | undefined {
-  if (url === null || !URL.canParse(url)) return undefined;
-  return new URL(url).pathname.slice(0, 2048);
 }
 
 interface ClusterCounts {

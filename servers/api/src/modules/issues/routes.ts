@@ -5,16 +5,16 @@ import { type Kysely, sql } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../platform/database/schema.ts';
 import type { ClusterStatus, IssueCluster } from '../../platform/database/tables/issues.table.ts';
-import { notFound } from '../../platform/http/errors.ts';
-import { keysetPage } from '../../platform/http/keyset-page.ts';
-import { CLUSTER_KINDS } from '../notifications/rules.ts';
 import {
   decodeClusterCursor,
   decodeOffsetCursor,
   encodeClusterCursor,
   encodeOffsetCursor,
-} from '../sessions/cursor.ts';
-import { integerParameter } from '../sessions/query.ts';
+} from '../../platform/http/cursor.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import { keysetPage } from '../../platform/http/keyset-page.ts';
+import { integerParameter } from '../../platform/http/query.ts';
+import { CLUSTER_KINDS } from '../notifications/index.ts';
 
 const MAX_ISSUES_LIMIT = 200;
 const DAY_MS = 24 * 3600 * 1000;

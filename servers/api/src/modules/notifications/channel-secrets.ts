@@ -1,7 +1,7 @@
 import { type MasterKey, openBlob, sealBlob } from '../../platform/crypto/index.ts';
 import type { NotificationChannel } from '../../platform/database/tables/notifications.table.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
-import { projectDataKey } from '../sessions/chunk-storage.ts';
+import { projectDataKey } from '../projects/index.ts';
 
 /** How long the secret before a rotation keeps signing (PROTOCOL.md §6: 24 h). */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;

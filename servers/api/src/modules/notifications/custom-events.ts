@@ -2,8 +2,13 @@ import type { Severity } from '@svc/protocol';
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
-import { type OccurrenceSession, routeOf } from '../issues/clusters.ts';
-import { type NotificationDraft, type NotifyResult, notify } from './notify.ts';
+import {
+  type NotificationDraft,
+  type NotifyResult,
+  notify,
+  type OccurrenceSession,
+  routeOf,
+} from './notify.ts';
 
 /** Custom events that arrived longer ago than this are marked handled without notifying. */
 export const CUSTOM_EVENT_MAX_AGE_MS = 24 * 3600 * 1000;

@@ -4,10 +4,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { NotificationEvent } from '../../platform/database/tables/notifications.table.ts';
+import { decodeIdCursor, encodeIdCursor } from '../../platform/http/cursor.ts';
 import { notFound } from '../../platform/http/errors.ts';
 import { keysetPage } from '../../platform/http/keyset-page.ts';
-import { decodeIdCursor, encodeIdCursor } from '../sessions/cursor.ts';
-import { booleanParameter, integerParameter } from '../sessions/query.ts';
+import { booleanParameter, integerParameter } from '../../platform/http/query.ts';
 
 export const inboxItemSchema = z.object({
   /** The event id (`evt_`): the same as the webhooks of this notification carry. */

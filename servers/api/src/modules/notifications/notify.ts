@@ -5,6 +5,21 @@ import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { createId } from '../../platform/ids.ts';
 import { type RuleSubject, ruleMatches, ruleSourceSchema } from './rules.ts';
 
+/** The session the occurrences belong to, as notifications describe it (an issue's occurrences, a custom event). */
+export interface OccurrenceSession {
+  id: string;
+  startedAt: number;
+  release: string | null;
+  environment: string | null;
+  url: string | null;
+}
+
+/** The page of the app a session started on: the path of its URL, never its query. */
+export function routeOf(url: string | null): string | undefined {
+  if (url === null || !URL.canParse(url)) return undefined;
+  return new URL(url).pathname.slice(0, 2048);
+}
+
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** A notification's `data` (PROTOCOL.md §6): cluster events add `cluster` and `links.replay`. */

@@ -10,12 +10,12 @@ import type {
   NotificationChannel,
   NotificationRule,
 } from '../../platform/database/tables/notifications.table.ts';
+import { decodeIdCursor, encodeIdCursor } from '../../platform/http/cursor.ts';
 import { invalid, notFound } from '../../platform/http/errors.ts';
 import { keysetPage } from '../../platform/http/keyset-page.ts';
+import { integerParameter } from '../../platform/http/query.ts';
 import { createId } from '../../platform/ids.ts';
 import { createWebhookSecret } from '../../platform/secrets.ts';
-import { decodeIdCursor, encodeIdCursor } from '../sessions/cursor.ts';
-import { integerParameter } from '../sessions/query.ts';
 import { ROTATION_OVERLAP_MS, sealChannelSecret } from './channel-secrets.ts';
 import { replayDelivery } from './deliveries.ts';
 import { queueTestNotification } from './notify.ts';

@@ -1,7 +1,6 @@
 import { DETECTOR_KINDS } from '@svc/detectors';
-import { type Severity, severitySchema } from '@svc/protocol';
+import { SEVERITY_ORDER, type Severity, severitySchema } from '@svc/protocol';
 import { z } from 'zod';
-import { SEVERITY_ORDER } from '../sessions/chunk-summary.ts';
 
 /** The event types a `cluster` rule can subscribe to. `error.*` only come from error clusters. */
 export const CLUSTER_RULE_EVENTS = [

@@ -11,24 +11,14 @@ import type { Session } from '../../platform/database/tables/sessions.table.ts';
 import { createId } from '../../platform/ids.ts';
 import {
   addItems,
-  type CallFacts,
-  comesAfter,
-  type PlacedCallItem,
-  PROGRESS_VERSION,
-  rescoreCall,
-  type SeriesPiece,
-  type SessionProgress,
-  sameThresholds,
-  sortItems,
-  startProgress,
-  summarizeProgress,
-} from '../calls/call-progress.ts';
-import {
   type CALL_COLUMNS,
+  type CallFacts,
   type CallJobInput,
   claimAndLoadCallJobs,
+  comesAfter,
   deleteCallProgress,
   deleteSeriesPieces,
+  emptyConnectionSeries,
   findCallItems,
   findCallSamples,
   findChunksAfter,
@@ -37,18 +27,26 @@ import {
   insertSeriesPieces,
   KEPT_CALL_COLUMNS,
   loadCallJob,
+  type PlacedCallItem,
+  PROGRESS_VERSION,
+  rescoreCall,
+  type SeriesPiece,
   type SeriesPieces,
   type SessionChunk,
+  type SessionProgress,
   type StoredCallProgress,
+  sameThresholds,
   saveCallProgress,
   seriesPiecesRow,
+  sortItems,
+  startProgress,
+  summarizeProgress,
   writeIncrementalJob,
-} from '../calls/call-progress-repository.ts';
-import { emptyConnectionSeries } from '../calls/summarize-calls.ts';
-import { errorOccurrence, findingOccurrences, recordOccurrences } from '../issues/clusters.ts';
-import { notifyCustomEvents } from '../notifications/custom-events.ts';
-import { readSettingsText } from '../projects/settings.ts';
-import { readChunkBytes } from '../sessions/chunk-reader.ts';
+} from '../calls/index.ts';
+import { errorOccurrence, findingOccurrences, recordOccurrences } from '../issues/index.ts';
+import { notifyCustomEvents } from '../notifications/index.ts';
+import { readSettingsText } from '../projects/index.ts';
+import { readChunkBytes } from '../sessions/index.ts';
 
 /** What processing needs from the process. */
 export interface CallProcessingDependencies {

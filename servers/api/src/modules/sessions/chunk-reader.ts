@@ -1,7 +1,9 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { BlobStore } from '../../platform/blob-store/index.ts';
+import type { MasterKey } from '../../platform/crypto/index.ts';
 import type { Chunk } from '../../platform/database/tables/chunks.table.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
-import { openChunk, projectDataKey } from './chunk-storage.ts';
+import { projectDataKey } from '../projects/index.ts';
+import { openChunk } from './chunk-storage.ts';
 
 /** A chunk that is indexed but cannot be read back: its blob is gone, or does not open. */
 export class ChunkReadError extends Error {
@@ -11,6 +13,17 @@ export class ChunkReadError extends Error {
   }
 }
 
+/** Where stored chunks are read from: the blob store and the master key (a Fastify instance is one). */
+export interface ChunkStores {
+  blobStore: BlobStore;
+  masterKey: MasterKey;
+}
+
+/** Where a chunk that cannot be read is reported (a pino or Fastify logger is one). */
+export interface ChunkReadLog {
+  error(details: object, message: string): void;
+}
+
 /**
  * The chunk's JSON bytes as stored (as the SDK sent them, unless ingest dropped or redacted
  * something: then re-encoded without it): the blob at the row's `blob_key`,
@@ -18,19 +31,19 @@ export class ChunkReadError extends Error {
  * thrown as a {@link ChunkReadError}, which the error handler answers as a masked 500.
  */
 export async function readChunkBytes(
-  fastify: Pick<FastifyInstance, 'blobStore' | 'masterKey'>,
-  log: FastifyBaseLogger,
+  stores: ChunkStores,
+  log: ChunkReadLog,
   project: Pick<Project, 'id' | 'wrapped_data_key'>,
   chunk: Pick<Chunk, 'session_id' | 'seq' | 'blob_key'>,
 ): Promise<Uint8Array> {
   const place = { projectId: project.id, sessionId: chunk.session_id, seq: chunk.seq };
-  const sealed = await fastify.blobStore.get(chunk.blob_key);
+  const sealed = await stores.blobStore.get(chunk.blob_key);
   if (sealed === null) {
     log.error({ ...place, blobKey: chunk.blob_key }, 'chunk blob is missing');
     throw new ChunkReadError(`The blob of chunk ${chunk.session_id}/${chunk.seq} is missing`);
   }
   try {
-    return await openChunk(projectDataKey(fastify.masterKey, project), sealed, place);
+    return await openChunk(projectDataKey(stores.masterKey, project), sealed, place);
   } catch (error) {
     log.error({ ...place, blobKey: chunk.blob_key, err: error }, 'chunk blob does not open');
     throw new ChunkReadError(`The blob of chunk ${chunk.session_id}/${chunk.seq} does not open`, {

@@ -1,6 +1,6 @@
 import { type ChunkInput, parseChunk } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
-import { higherSeverity, summarizeChunk } from './chunk-summary.ts';
+import { summarizeChunk } from './chunk-summary.ts';
 
 const base = { v: 1, sessionId: 'ses_01KAJBCH80XTQ0YDPAV81S476S', seq: 3, sentAt: 1763700090000 } as const;
 
@@ -67,14 +67,5 @@ describe('summarizeChunk', () => {
     });
     expect(summary.level).toBeUndefined();
     expect(summary.firstEventAt).toBeUndefined();
-  });
-});
-
-describe('higherSeverity', () => {
-  it('orders info < low < medium < high < critical', () => {
-    expect(higherSeverity('low', 'medium')).toBe('medium');
-    expect(higherSeverity('critical', 'info')).toBe('critical');
-    expect(higherSeverity(undefined, 'info')).toBe('info');
-    expect(higherSeverity(undefined, undefined)).toBeUndefined();
   });
 });

@@ -1,15 +1,12 @@
-import type { Chunk, SessionEvent, Severity, SkippedEvent, User } from '@svc/protocol';
+import {
+  type Chunk,
+  higherSeverity,
+  type SessionEvent,
+  type Severity,
+  type SkippedEvent,
+  type User,
+} from '@svc/protocol';
 import type { SignalKind } from '../../platform/database/tables/session-signals.table.ts';
-
-/** Severities, lowest first: a session's `level` is the highest of its signals'. */
-export const SEVERITY_ORDER: readonly Severity[] = ['info', 'low', 'medium', 'high', 'critical'];
-
-/** The higher of two severities (`undefined` is lower than any). */
-export function higherSeverity(a: Severity | undefined, b: Severity | undefined): Severity | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return SEVERITY_ORDER.indexOf(a) >= SEVERITY_ORDER.indexOf(b) ? a : b;
-}
 
 /** A signal found in a chunk's events (a `session_signals` row without its place). */
 export interface ChunkSignal {

@@ -5,7 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
-import { readSettings } from '../projects/settings.ts';
+import { readSettings } from '../projects/index.ts';
 import { MAX_REDACTED_PATHS, PRIVACY_RULES } from './call-privacy.ts';
 import { decodeChunk } from './decode-chunk.ts';
 import { ingestChunk } from './ingest-chunk.ts';

@@ -16,9 +16,10 @@ import { createTestApp, type TestApp, type TestProject } from '../../../test/tes
 import { ENGINES } from '../../../test/test-database.ts';
 import { type BlobStore, createFileBlobStore } from '../../platform/blob-store/index.ts';
 import { loadMasterKey, type MasterKey } from '../../platform/crypto/index.ts';
+import { projectDataKey } from '../projects/data-key.ts';
 import { rotateProjectKey, updateProjectSettings } from '../projects/projects.ts';
 import { DEFAULT_PROJECT_SETTINGS } from '../projects/settings.ts';
-import { openChunk, projectDataKey } from './chunk-storage.ts';
+import { openChunk } from './chunk-storage.ts';
 
 describe.each(ENGINES)('POST /v1/ingest on %s', (engine) => {
   let test: TestApp;

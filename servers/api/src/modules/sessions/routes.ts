@@ -2,13 +2,6 @@ import { listPageSchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { notFound } from '../../platform/http/errors.ts';
-import { createId } from '../../platform/ids.ts';
-import { createShareToken, hashSecret } from '../../platform/secrets.ts';
-import { findCallsPage, findSessionFindings } from '../calls/call-queries.ts';
-import { DEFAULT_CALLS_LIMIT, MAX_CALLS_LIMIT } from '../calls/routes.ts';
-import { callSummarySchema, toCallSummary } from '../calls/views.ts';
-import { readChunkBytes } from './chunk-reader.ts';
 import {
   decodeCallCursor,
   decodeEventCursor,
@@ -16,7 +9,20 @@ import {
   encodeCallCursor,
   encodeEventCursor,
   encodeSessionCursor,
-} from './cursor.ts';
+} from '../../platform/http/cursor.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import { integerParameter } from '../../platform/http/query.ts';
+import { createId } from '../../platform/ids.ts';
+import { createShareToken, hashSecret } from '../../platform/secrets.ts';
+import {
+  callSummarySchema,
+  DEFAULT_CALLS_LIMIT,
+  findCallsPage,
+  findSessionFindings,
+  MAX_CALLS_LIMIT,
+  toCallSummary,
+} from '../calls/index.ts';
+import { readChunkBytes } from './chunk-reader.ts';
 import { loadSessionDetail } from './detail.ts';
 import { readEventsPage } from './events.ts';
 import {
@@ -24,7 +30,6 @@ import {
   DEFAULT_ISSUES_LIMIT,
   DEFAULT_SESSIONS_LIMIT,
   eventListQuerySchema,
-  integerParameter,
   issueListQuerySchema,
   sessionIdSchema,
   sessionListQuerySchema,

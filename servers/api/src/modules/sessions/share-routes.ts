@@ -4,11 +4,11 @@ import { z } from 'zod';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
 import type { ShareLink } from '../../platform/database/tables/share-links.table.ts';
 import { notFound } from '../../platform/http/errors.ts';
+import { integerParameter } from '../../platform/http/query.ts';
 import { hashSecret } from '../../platform/secrets.ts';
-import { findProjectById } from '../projects/projects.ts';
+import { findProjectById } from '../projects/index.ts';
 import { readChunkBytes } from './chunk-reader.ts';
 import { loadSessionDetail } from './detail.ts';
-import { integerParameter } from './query.ts';
 import { findActiveShareLink, findChunk } from './session-queries.ts';
 import { chunkManifestEntrySchema, sessionDetailSchema } from './views.ts';
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEventCursor, decodeSessionCursor, encodeEventCursor, encodeSessionCursor } from './cursor.ts';
+import {
+  decodeEventCursor,
+  decodeSessionCursor,
+  encodeEventCursor,
+  encodeSessionCursor,
+} from '../../platform/http/cursor.ts';
 import { containsPattern, severitiesAtLeast } from './session-queries.ts';
 import { missingSeqRanges } from './views.ts';
 

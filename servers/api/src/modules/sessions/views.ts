@@ -4,11 +4,11 @@ import type { CallFinding } from '../../platform/database/tables/calls.table.ts'
 import type { Chunk } from '../../platform/database/tables/chunks.table.ts';
 import type { SessionSignal } from '../../platform/database/tables/session-signals.table.ts';
 import type { Session } from '../../platform/database/tables/sessions.table.ts';
+import { nameAndVersion, nameAndVersionSchema, optional } from '../../platform/http/views.ts';
 
 // The API's views of sessions. Times are ISO 8601 strings; what is unknown is omitted, never
 // null (a session whose first chunk has not arrived yet has no metadata).
 
-export const nameAndVersionSchema = z.object({ name: z.string(), version: z.string() });
 const userViewSchema = z.object({
   id: z.string(),
   email: z.string().optional(),
@@ -121,16 +121,6 @@ export const flatEventSchema = z.object({
   event: z.looseObject({ t: z.number(), type: z.string() }),
 });
 export type FlatEvent = z.infer<typeof flatEventSchema>;
-
-/** A nullable column as an optional field: the API omits what is unknown, never `null`. */
-export function optional<Value>(value: Value | null): Value | undefined {
-  return value ?? undefined;
-}
-
-/** `{ name, version }` from a name and a version column (omitted without a name). */
-export function nameAndVersion(name: string | null, version: string | null) {
-  return name === null ? undefined : { name, version: version ?? '' };
-}
 
 function userOf(session: Session) {
   if (session.user_id === null) return undefined;

@@ -1,7 +1,17 @@
 import { isId } from '@svc/protocol';
-import { invalid } from '../../platform/http/errors.ts';
-import type { CallPosition } from '../calls/call-queries.ts';
-import type { EventPosition, SessionPosition } from './session-queries.ts';
+import { invalid } from './errors.ts';
+
+/** The keyset position of a newest-first list of sessions or calls. */
+interface StartedAtPosition {
+  startedAt: Date;
+  id: string;
+}
+
+/** A position in a session's events (or signals). */
+interface EventPosition {
+  seq: number;
+  index: number;
+}
 
 // Cursors are opaque to clients: base64url of a small JSON array holding the keyset position.
 // They are validated on the way in, so a tampered cursor is a 400, never a query error.
@@ -24,12 +34,12 @@ function decode(cursor: string): unknown {
 const badCursor = () => invalid('Invalid cursor: pass back the nextCursor of a previous page unchanged');
 
 /** `[startedAt ms, id]` of the last item of a newest-first page, for ids of `prefix`. */
-function encodeStartedAtCursor(position: { startedAt: Date; id: string }): string {
+function encodeStartedAtCursor(position: StartedAtPosition): string {
   return encode([position.startedAt.getTime(), position.id]);
 }
 
 /** Throws a 400 `invalid` for anything {@link encodeStartedAtCursor} did not produce with `prefix`. */
-function decodeStartedAtCursor(cursor: string, prefix: 'ses' | 'call'): { startedAt: Date; id: string } {
+function decodeStartedAtCursor(cursor: string, prefix: 'ses' | 'call'): StartedAtPosition {
   const value = decode(cursor);
   if (!Array.isArray(value) || value.length !== 2) throw badCursor();
   const [time, id] = value as [unknown, unknown];
@@ -38,18 +48,18 @@ function decodeStartedAtCursor(cursor: string, prefix: 'ses' | 'call'): { starte
 }
 
 /** `[startedAt ms, sessionId]`: the last session of the page. */
-export const encodeSessionCursor: (position: SessionPosition) => string = encodeStartedAtCursor;
+export const encodeSessionCursor: (position: StartedAtPosition) => string = encodeStartedAtCursor;
 
 /** Throws a 400 `invalid` for anything {@link encodeSessionCursor} did not produce. */
-export function decodeSessionCursor(cursor: string): SessionPosition {
+export function decodeSessionCursor(cursor: string): StartedAtPosition {
   return decodeStartedAtCursor(cursor, 'ses');
 }
 
 /** `[startedAt ms, callId]`: the last call of the page. */
-export const encodeCallCursor: (position: CallPosition) => string = encodeStartedAtCursor;
+export const encodeCallCursor: (position: StartedAtPosition) => string = encodeStartedAtCursor;
 
 /** Throws a 400 `invalid` for anything {@link encodeCallCursor} did not produce. */
-export function decodeCallCursor(cursor: string): CallPosition {
+export function decodeCallCursor(cursor: string): StartedAtPosition {
   return decodeStartedAtCursor(cursor, 'call');
 }
 

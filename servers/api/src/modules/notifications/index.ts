@@ -1,0 +1,12 @@
+// Notifications: channels, rules, the outbox, webhook deliveries and the inbox.
+// Other modules import this module only through this file (servers/api/README.md, Layout).
+
+export { notifyCustomEvents } from './custom-events.ts';
+export {
+  type NotificationDraft,
+  type NotifyResult,
+  notify,
+  type OccurrenceSession,
+  routeOf,
+} from './notify.ts';
+export { CLUSTER_KINDS, type ClusterRuleEvent } from './rules.ts';

@@ -1,0 +1,4 @@
+// Sessions: ingest, stored chunks, session reading, visits and share links.
+// Other modules import this module only through this file (servers/api/README.md, Layout).
+
+export { readChunkBytes } from './chunk-reader.ts';

@@ -1,0 +1,112 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The layout rules of servers/api/README.md (Layout) are Biome `noRestrictedImports` overrides
+// in the repository's biome.json. This runs the real Biome with that configuration over a small
+// tree laid out like servers/api/src, so a rule that stopped matching (a renamed folder, a
+// pattern Biome reads differently) fails here rather than silently letting imports through.
+
+const run = promisify(execFile);
+const biome = createRequire(import.meta.url).resolve('@biomejs/biome/bin/biome');
+const repositoryConfig = new URL('../../../biome.json', import.meta.url);
+
+/** Each probe file and its imports; `flagged` lists the imports the rules must refuse. */
+const probes: Record<string, { imports: string[]; flagged: string[] }> = {
+  'servers/api/src/platform/http/probe.ts': {
+    imports: ['./errors.ts', '../database/schema.ts', '../../modules/calls/index.ts'],
+    flagged: ['../../modules/calls/index.ts'],
+  },
+  'servers/api/src/modules/projects/probe.ts': {
+    imports: ['./settings.ts', '../../platform/ids.ts', '../calls/index.ts'],
+    flagged: ['../calls/index.ts'],
+  },
+  'servers/api/src/modules/sessions/probe.ts': {
+    imports: [
+      './views.ts',
+      '../../platform/http/cursor.ts',
+      '../projects/index.ts',
+      '../calls/index.ts',
+      '../calls/call-queries.ts',
+      '../calls/routes.ts',
+      '../issues/index.ts',
+      '../processing/index.ts',
+      '../../app.ts',
+    ],
+    flagged: [
+      '../calls/call-queries.ts',
+      '../calls/routes.ts',
+      '../issues/index.ts',
+      '../processing/index.ts',
+      '../../app.ts',
+    ],
+  },
+  'servers/api/src/modules/processing/probe.ts': {
+    imports: [
+      '../calls/index.ts',
+      '../issues/index.ts',
+      '../notifications/index.ts',
+      '../issues/clusters.ts',
+    ],
+    flagged: ['../issues/clusters.ts'],
+  },
+  // Tests compose what they need: the rules are for the code they test.
+  'servers/api/src/modules/sessions/probe.test.ts': {
+    imports: ['../issues/clusters.ts', '../../app.ts'],
+    flagged: [],
+  },
+};
+
+interface Diagnostic {
+  category: string;
+  location: { path: string; start: { line: number } };
+}
+
+let directory: string;
+let flagged: Array<{ file: string; specifier: string }>;
+
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'svc-layout-'));
+  const config = JSON.parse(await readFile(repositoryConfig, 'utf8'));
+  // No git here, and no schema file next to the copy.
+  delete config.vcs;
+  delete config.$schema;
+  await writeFile(join(directory, 'biome.json'), JSON.stringify(config));
+  for (const [file, { imports }] of Object.entries(probes)) {
+    const lines = imports.map((specifier, index) => `import * as m${index} from '${specifier}';`);
+    lines.push(`export const all = [${imports.map((_, index) => `m${index}`).join(', ')}];`);
+    await mkdir(dirname(join(directory, file)), { recursive: true });
+    await writeFile(join(directory, file), `${lines.join('\n')}\n`);
+  }
+  const { stdout } = await run(
+    process.execPath,
+    [biome, 'lint', '--reporter=json', '--max-diagnostics=none', '.'],
+    {
+      cwd: directory,
+    },
+  ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+  const report = JSON.parse(stdout) as { diagnostics: Diagnostic[] };
+  flagged = report.diagnostics
+    .filter((diagnostic) => diagnostic.category === 'lint/style/noRestrictedImports')
+    .map((diagnostic) => {
+      const file = diagnostic.location.path.replaceAll('\\', '/');
+      return { file, specifier: probes[file]?.imports[diagnostic.location.start.line - 1] ?? '?' };
+    });
+}, 60_000);
+
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe("biome.json's layout rules, run by Biome over a probe tree", () => {
+  for (const [file, probe] of Object.entries(probes)) {
+    it(`${file}: refuses ${probe.flagged.length === 0 ? 'nothing' : probe.flagged.join(', ')}`, () => {
+      const refused = flagged.filter((entry) => entry.file === file).map((entry) => entry.specifier);
+      expect(refused.sort()).toEqual([...probe.flagged].sort());
+    });
+  }
+});
