@@ -336,7 +336,14 @@ describe('remote configuration', () => {
       expect(session.recording).toEqual({ mode: 'conditional' });
       const names = events.filter((event) => event.type === 'call.event').map((event) => event.name);
       expect(names).toEqual(expect.arrayContaining(['pc_created', 'pc_closed']));
-      expect(events.at(-1)).toMatchObject({ type: 'trigger', name: 'remote_trigger' });
+      // The trigger follows what was held before it. (The collector's device_inventory may come
+      // after it: enumerateDevices() answers whenever the browser does.)
+      const triggerAt = events.findIndex((event) => event.type === 'trigger');
+      expect(events[triggerAt]).toMatchObject({ name: 'remote_trigger' });
+      const callEventAt = (name: string) =>
+        events.findIndex((event) => event.type === 'call.event' && event.name === name);
+      expect(callEventAt('pc_closed')).toBeGreaterThan(callEventAt('pc_created'));
+      expect(triggerAt).toBeGreaterThan(callEventAt('pc_closed'));
       // Cached in localStorage for the next page.
       const cached = await page.evaluate(() =>
         Object.keys(localStorage).filter((key) => key.startsWith('svc:config:')),

@@ -123,7 +123,7 @@ export function redactUrl(url: string): string {
 
 /** Every error becomes `{ error, code }`; 5xx messages are masked (the log keeps the detail). */
 function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  if (error instanceof ApiError) {
+  if (ApiError.isInstance(error)) {
     return reply.code(error.status).send({ error: error.message, code: error.code });
   }
   if (hasZodFastifySchemaValidationErrors(error)) {

@@ -96,7 +96,7 @@ export default async function callRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { cursor, limit = DEFAULT_CALLS_LIMIT } = request.query;
-      const page = await findCallsPage(fastify.database, request.project.id, {
+      const page = await findCallsPage(fastify.database, request.auth.project.id, {
         filters: toCallFilters(request.query),
         after: cursor === undefined ? undefined : decodeCallCursor(cursor),
         limit,
@@ -120,7 +120,7 @@ export default async function callRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const range = { from: request.query.from, to: request.query.to };
-      return toCallOverview(await callOverview(fastify.database, request.project.id, range), range);
+      return toCallOverview(await callOverview(fastify.database, request.auth.project.id, range), range);
     },
   );
 
@@ -134,7 +134,7 @@ export default async function callRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const detail = await findCallDetail(fastify.database, request.project.id, request.params.id);
+      const detail = await findCallDetail(fastify.database, request.auth.project.id, request.params.id);
       if (detail === undefined) throw notFound(`No call ${request.params.id}`);
       return toCallDetail(detail);
     },

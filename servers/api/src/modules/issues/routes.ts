@@ -213,7 +213,7 @@ export default async function issueRoutes(fastify: FastifyInstance) {
         response: { 200: listPageSchema(clusterSchema) },
       },
     },
-    async (request) => listClusters(request.project.id, request.query),
+    async (request) => listClusters(request.auth.project.id, request.query),
   );
 
   routes.patch(
@@ -227,12 +227,12 @@ export default async function issueRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { ids, ...change } = request.body;
-      const changed = await changeStatus(database, request.project.id, [...new Set(ids)], change);
+      const changed = await changeStatus(database, request.auth.project.id, [...new Set(ids)], change);
       if (changed.length !== new Set(ids).size) {
         const found = new Set(changed.map((row) => row.id));
         throw notFound(`No issue ${ids.filter((id) => !found.has(id)).join(', ')}`);
       }
-      return { items: await withCounts(database, request.project.id, changed, Date.now()) };
+      return { items: await withCounts(database, request.auth.project.id, changed, Date.now()) };
     },
   );
 
@@ -246,8 +246,8 @@ export default async function issueRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const cluster = await findCluster(request.project.id, request.params.id);
-      return (await withCounts(database, request.project.id, [cluster], Date.now()))[0] as ClusterView;
+      const cluster = await findCluster(request.auth.project.id, request.params.id);
+      return (await withCounts(database, request.auth.project.id, [cluster], Date.now()))[0] as ClusterView;
     },
   );
 
@@ -262,10 +262,15 @@ export default async function issueRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      await findCluster(request.project.id, request.params.id);
-      const [changed] = await changeStatus(database, request.project.id, [request.params.id], request.body);
+      await findCluster(request.auth.project.id, request.params.id);
+      const [changed] = await changeStatus(
+        database,
+        request.auth.project.id,
+        [request.params.id],
+        request.body,
+      );
       return (
-        await withCounts(database, request.project.id, [changed as IssueCluster], Date.now())
+        await withCounts(database, request.auth.project.id, [changed as IssueCluster], Date.now())
       )[0] as ClusterView;
     },
   );
@@ -284,7 +289,7 @@ export default async function issueRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const projectId = request.project.id;
+      const projectId = request.auth.project.id;
       await findCluster(projectId, request.params.id);
       const limit = request.query.limit ?? 50;
       const offset = request.query.cursor === undefined ? 0 : decodeOffsetCursor(request.query.cursor);
@@ -331,7 +336,7 @@ export default async function issueRoutes(fastify: FastifyInstance) {
         response: { 200: listPageSchema(clusterSchema) },
       },
     },
-    async (request) => listClusters(request.project.id, request.query, 'error'),
+    async (request) => listClusters(request.auth.project.id, request.query, 'error'),
   );
 
   routes.get(
@@ -349,11 +354,11 @@ export default async function issueRoutes(fastify: FastifyInstance) {
       const row = await database
         .selectFrom('issue_clusters')
         .selectAll()
-        .where('project_id', '=', request.project.id)
+        .where('project_id', '=', request.auth.project.id)
         .where('fingerprint', '=', key)
         .executeTakeFirst();
       if (row === undefined) throw notFound(`No error with fingerprint ${fingerprint}`);
-      return (await withCounts(database, request.project.id, [row], Date.now()))[0] as ClusterView;
+      return (await withCounts(database, request.auth.project.id, [row], Date.now()))[0] as ClusterView;
     },
   );
 }

@@ -61,7 +61,7 @@ export default async function inboxRoutes(fastify: FastifyInstance) {
       let query = fastify.database
         .selectFrom('notification_events')
         .selectAll()
-        .where('project_id', '=', request.project.id)
+        .where('project_id', '=', request.auth.project.id)
         .where('inbox', '=', true)
         .orderBy('id', 'desc')
         .limit(limit + 1);
@@ -89,7 +89,7 @@ export default async function inboxRoutes(fastify: FastifyInstance) {
       const row = await fastify.database
         .updateTable('notification_events')
         .set({ acked_at: sql<Date>`coalesce(acked_at, now())` })
-        .where('project_id', '=', request.project.id)
+        .where('project_id', '=', request.auth.project.id)
         .where('id', '=', request.params.id)
         .where('inbox', '=', true)
         .returningAll()

@@ -261,7 +261,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       const rows = await database
         .selectFrom('notification_channels')
         .selectAll()
-        .where('project_id', '=', request.project.id)
+        .where('project_id', '=', request.auth.project.id)
         .orderBy('id')
         .execute();
       return { items: rows.map(toChannel) };
@@ -278,7 +278,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const { project } = request;
+      const { project } = request.auth;
       await checkRoom('notification_channels', project.id, MAX_CHANNELS);
       const id = createId('ch');
       const secret = createWebhookSecret();
@@ -308,7 +308,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
         response: { 200: channelSchema },
       },
     },
-    async (request) => toChannel(await findChannel(request.project.id, request.params.id)),
+    async (request) => toChannel(await findChannel(request.auth.project.id, request.params.id)),
   );
 
   routes.patch(
@@ -322,11 +322,11 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      await findChannel(request.project.id, request.params.id);
+      await findChannel(request.auth.project.id, request.params.id);
       const row = await database
         .updateTable('notification_channels')
         .set({ ...request.body, updated_at: new Date() })
-        .where('project_id', '=', request.project.id)
+        .where('project_id', '=', request.auth.project.id)
         .where('id', '=', request.params.id)
         .returningAll()
         .executeTakeFirstOrThrow();
@@ -344,7 +344,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { id } = request.params;
-      const projectId = request.project.id;
+      const projectId = request.auth.project.id;
       await findChannel(projectId, id);
       await database.transaction().execute(async (transaction) => {
         await transaction
@@ -383,7 +383,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const { project } = request;
+      const { project } = request.auth;
       const channel = await findChannel(project.id, request.params.id);
       const secret = createWebhookSecret();
       const row = await database
@@ -412,10 +412,10 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const channel = await findChannel(request.project.id, request.params.id);
+      const channel = await findChannel(request.auth.project.id, request.params.id);
       const queued = await queueTestNotification(
         database,
-        request.project,
+        request.auth.project,
         channel,
         { channel: `${fastify.configuration.appUrl}/settings/notifications/channels/${channel.id}` },
         new Date(),
@@ -434,7 +434,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       const rows = await database
         .selectFrom('notification_rules')
         .selectAll()
-        .where('project_id', '=', request.project.id)
+        .where('project_id', '=', request.auth.project.id)
         .orderBy('id')
         .execute();
       return { items: rows.map(toRule) };
@@ -451,7 +451,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const projectId = request.project.id;
+      const projectId = request.auth.project.id;
       await checkRoom('notification_rules', projectId, MAX_RULES);
       const channelIds = [...new Set(request.body.channelIds)];
       await checkChannels(projectId, channelIds);
@@ -477,7 +477,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     {
       schema: { summary: 'One rule', params: z.object({ id: ruleIdSchema }), response: { 200: ruleSchema } },
     },
-    async (request) => toRule(await findRule(request.project.id, request.params.id)),
+    async (request) => toRule(await findRule(request.auth.project.id, request.params.id)),
   );
 
   routes.patch(
@@ -491,7 +491,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const projectId = request.project.id;
+      const projectId = request.auth.project.id;
       await findRule(projectId, request.params.id);
       const { name, enabled, source, channelIds, throttleMinutes } = request.body;
       const channels = channelIds === undefined ? undefined : [...new Set(channelIds)];
@@ -518,16 +518,16 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     '/rules/:id',
     { schema: { summary: 'Delete a rule', params: z.object({ id: ruleIdSchema }) } },
     async (request, reply) => {
-      await findRule(request.project.id, request.params.id);
+      await findRule(request.auth.project.id, request.params.id);
       await database.transaction().execute(async (transaction) => {
         await transaction
           .deleteFrom('notification_rules')
-          .where('project_id', '=', request.project.id)
+          .where('project_id', '=', request.auth.project.id)
           .where('id', '=', request.params.id)
           .execute();
         await transaction
           .deleteFrom('rule_throttles')
-          .where('project_id', '=', request.project.id)
+          .where('project_id', '=', request.auth.project.id)
           .where('rule_id', '=', request.params.id)
           .execute();
       });
@@ -566,7 +566,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       let query = database
         .selectFrom('deliveries')
         .selectAll()
-        .where('project_id', '=', request.project.id)
+        .where('project_id', '=', request.auth.project.id)
         .orderBy('id', 'desc')
         .limit(limit + 1);
       if (cursor !== undefined) query = query.where('id', '<', decodeIdCursor(cursor, 'dlv'));
@@ -576,7 +576,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       const rows = await query.execute();
       const { page, more } = keysetPage(rows, limit);
       return {
-        items: await withAttempts(request.project.id, page),
+        items: await withAttempts(request.auth.project.id, page),
         nextCursor: more === undefined ? undefined : encodeIdCursor(more.id),
       };
     },
@@ -595,11 +595,11 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       const row = await database
         .selectFrom('deliveries')
         .selectAll()
-        .where('project_id', '=', request.project.id)
+        .where('project_id', '=', request.auth.project.id)
         .where('id', '=', request.params.id)
         .executeTakeFirst();
       if (row === undefined) throw notFound(`No delivery ${request.params.id}`);
-      const [delivery] = await withAttempts(request.project.id, [row]);
+      const [delivery] = await withAttempts(request.auth.project.id, [row]);
       return delivery as z.infer<typeof deliverySchema>;
     },
   );
@@ -617,7 +617,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       const newId = createId('dlv');
       const replayed = await replayDelivery(
         database,
-        request.project.id,
+        request.auth.project.id,
         request.params.id,
         newId,
         new Date(),
@@ -626,7 +626,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       const row = await database
         .selectFrom('deliveries')
         .selectAll()
-        .where('project_id', '=', request.project.id)
+        .where('project_id', '=', request.auth.project.id)
         .where('id', '=', newId)
         .executeTakeFirstOrThrow();
       fastify.deliveryWorker.wake();

@@ -4,13 +4,26 @@ import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { unauthorized } from '../../platform/http/errors.ts';
 import { findProjectByApiToken } from './api-tokens.ts';
 
+/**
+ * Who is calling and on what (set by `fastify.authenticate`). Today the caller is an API token,
+ * bound to one project, acting as that project's admin; people, their organizations' roles and
+ * scoped tokens arrive with accounts and fill the same shape.
+ */
+export interface RequestAuth {
+  caller: { type: 'api_token'; id: string };
+  organizationId: string;
+  /** The project every query of the request is scoped to. */
+  project: Project;
+  role: 'admin';
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The project bound to the request's API token (set by `fastify.authenticate`). */
-    project: Project;
+    /** The caller, their organization, project and role (set by `fastify.authenticate`). */
+    auth: RequestAuth;
   }
   interface FastifyInstance {
-    /** onRequest hook: `Authorization: Bearer <API token>` → `request.project`, or 401. */
+    /** onRequest hook: `Authorization: Bearer <API token>` → `request.auth`, or 401. */
     authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   }
 }
@@ -19,11 +32,11 @@ const BEARER = /^Bearer\s+(\S{1,512})\s*$/i;
 
 /**
  * API token authentication. Routes opt in with `onRequest: fastify.authenticate` (or a hook on
- * their encapsulated context); every query they run is then scoped by `request.project.id`.
+ * their encapsulated context); every query they run is then scoped by `request.auth.project.id`.
  */
 export const authenticationPlugin = fastifyPlugin(
   async (fastify: FastifyInstance) => {
-    fastify.decorateRequest('project', null as unknown as Project);
+    fastify.decorateRequest('auth', null as unknown as RequestAuth);
     fastify.decorate('authenticate', async (request: FastifyRequest) => {
       const header = request.headers.authorization;
       if (header === undefined) throw unauthorized('Send an API token: Authorization: Bearer <token>');
@@ -31,7 +44,12 @@ export const authenticationPlugin = fastifyPlugin(
       if (match === null) throw unauthorized('The Authorization header must be "Bearer <token>"');
       const found = await findProjectByApiToken(fastify.database, match[1] as string);
       if (found === undefined) throw unauthorized('The API token is not valid (unknown or revoked)');
-      request.project = found.project;
+      request.auth = {
+        caller: { type: 'api_token', id: found.tokenId },
+        organizationId: found.project.organization_id,
+        project: found.project,
+        role: 'admin',
+      };
     });
   },
   { name: 'authentication', dependencies: ['services'] },

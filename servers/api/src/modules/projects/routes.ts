@@ -42,7 +42,7 @@ export default async function projectRoutes(fastify: FastifyInstance) {
   routes.get(
     '/current',
     { schema: { summary: 'The project bound to the API token', response: { 200: projectViewSchema } } },
-    async (request) => toProjectView(request.project),
+    async (request) => toProjectView(request.auth.project),
   );
 
   routes.patch(
@@ -60,8 +60,8 @@ export default async function projectRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       // A token sees only its own project: any other id is "not found", never "forbidden".
-      if (request.params.id !== request.project.id) throw notFound(`No project ${request.params.id}`);
-      let project = request.project;
+      if (request.params.id !== request.auth.project.id) throw notFound(`No project ${request.params.id}`);
+      let project = request.auth.project;
       if (request.body.settings !== undefined) {
         const settings = applySettingsPatch(readSettings(project.settings), request.body.settings);
         project = await updateProjectSettings(fastify.database, project.id, settings);

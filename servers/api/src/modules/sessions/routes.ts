@@ -73,7 +73,7 @@ export const shareCreatedSchema = z.object({
 });
 
 /**
- * `/v1/sessions`: the token's project's sessions. Every query is scoped by `request.project`,
+ * `/v1/sessions`: the token's project's sessions. Every query is scoped by `request.auth.project`,
  * so another project's session is a 404, never a 403.
  */
 export default async function sessionRoutes(fastify: FastifyInstance) {
@@ -93,7 +93,7 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { cursor, limit = DEFAULT_SESSIONS_LIMIT } = request.query;
-      const page = await findSessionsPage(fastify.database, request.project.id, {
+      const page = await findSessionsPage(fastify.database, request.auth.project.id, {
         filters: toSessionFilters(request.query),
         after: cursor === undefined ? undefined : decodeSessionCursor(cursor),
         limit,
@@ -115,7 +115,7 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const detail = await loadSessionDetail(fastify.database, request.project.id, request.params.id);
+      const detail = await loadSessionDetail(fastify.database, request.auth.project.id, request.params.id);
       if (detail === undefined) throw notFound(`No session ${request.params.id}`);
       return detail;
     },
@@ -132,9 +132,9 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { id, seq } = request.params;
-      const chunk = await findChunk(fastify.database, request.project.id, id, seq);
+      const chunk = await findChunk(fastify.database, request.auth.project.id, id, seq);
       if (chunk === undefined) throw notFound(`No chunk ${seq} in session ${id}`);
-      const bytes = await readChunkBytes(fastify, request.log, request.project, chunk);
+      const bytes = await readChunkBytes(fastify, request.log, request.auth.project, chunk);
       return reply
         .type('application/json')
         .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
@@ -157,9 +157,13 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
       const { id } = request.params;
       const { types, cursor, limit = DEFAULT_EVENTS_LIMIT } = request.query;
       const after = cursor === undefined ? undefined : decodeEventCursor(cursor);
-      const session = await findSession(fastify.database, request.project.id, id);
+      const session = await findSession(fastify.database, request.auth.project.id, id);
       if (session === undefined) throw notFound(`No session ${id}`);
-      const page = await readEventsPage(fastify, request.log, request.project, id, { types, after, limit });
+      const page = await readEventsPage(fastify, request.log, request.auth.project, id, {
+        types,
+        after,
+        limit,
+      });
       return {
         items: page.items,
         nextCursor: page.next === undefined ? undefined : encodeEventCursor(page.next),
@@ -184,15 +188,15 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
       const { id } = request.params;
       const { cursor, limit = DEFAULT_ISSUES_LIMIT } = request.query;
       const after = cursor === undefined ? undefined : decodeEventCursor(cursor);
-      const session = await findSession(fastify.database, request.project.id, id);
+      const session = await findSession(fastify.database, request.auth.project.id, id);
       if (session === undefined) throw notFound(`No session ${id}`);
-      const page = await findSignalsPage(fastify.database, request.project.id, id, {
+      const page = await findSignalsPage(fastify.database, request.auth.project.id, id, {
         kinds: ISSUE_KINDS,
         after,
         limit,
       });
       const findings =
-        after === undefined ? await findSessionFindings(fastify.database, request.project.id, id) : [];
+        after === undefined ? await findSessionFindings(fastify.database, request.auth.project.id, id) : [];
       return {
         items: [...findings.map(toFindingIssue), ...page.signals.map(toSessionIssue)],
         nextCursor: page.next === undefined ? undefined : encodeEventCursor(page.next),
@@ -213,9 +217,9 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
     async (request) => {
       const { id } = request.params;
       const { cursor, limit = DEFAULT_CALLS_LIMIT } = request.query;
-      const session = await findSession(fastify.database, request.project.id, id);
+      const session = await findSession(fastify.database, request.auth.project.id, id);
       if (session === undefined) throw notFound(`No session ${id}`);
-      const page = await findCallsPage(fastify.database, request.project.id, {
+      const page = await findCallsPage(fastify.database, request.auth.project.id, {
         filters: { sessionId: id },
         after: cursor === undefined ? undefined : decodeCallCursor(cursor),
         limit,
@@ -239,13 +243,13 @@ export default async function sessionRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { id } = request.params;
-      const session = await findSession(fastify.database, request.project.id, id);
+      const session = await findSession(fastify.database, request.auth.project.id, id);
       if (session === undefined) throw notFound(`No session ${id}`);
       const token = createShareToken();
       const expiresAt = new Date(Date.now() + request.body.expiresInHours * 3_600_000);
       await createShareLink(fastify.database, {
         id: createId('shr'),
-        projectId: request.project.id,
+        projectId: request.auth.project.id,
         sessionId: id,
         tokenHash: hashSecret(token),
         expiresAt,

@@ -38,7 +38,7 @@ export default async function visitRoutes(fastify: FastifyInstance) {
       const { id } = request.params;
       const { sessions, truncated } = await findVisitSessions(
         fastify.database,
-        request.project.id,
+        request.auth.project.id,
         id,
         MAX_VISIT_SEGMENTS,
       );
