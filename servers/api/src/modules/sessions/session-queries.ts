@@ -1,3 +1,4 @@
+import { SEVERITY_ORDER } from '@svc/protocol';
 import { type ExpressionBuilder, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
 import { sessionSearchText } from '../../platform/database/session-search.ts';
@@ -16,18 +17,12 @@ import { keysetPage } from '../../platform/http/keyset-page.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-/** Severities, highest first (the order of `sessions.level`). */
-export const SEVERITIES = [
-  'critical',
-  'high',
-  'medium',
-  'low',
-  'info',
-] as const satisfies readonly SignalSeverity[];
-
-/** `level` and every severity above it: the `level` filter matches "at least this severe". */
+/**
+ * `level` and every severity above it, highest first: the `level` filter matches "at least this
+ * severe" (the ranking is `@svc/protocol`'s SEVERITY_ORDER).
+ */
 export function severitiesAtLeast(level: SignalSeverity): SignalSeverity[] {
-  return SEVERITIES.slice(0, SEVERITIES.indexOf(level) + 1);
+  return SEVERITY_ORDER.slice(SEVERITY_ORDER.indexOf(level)).reverse();
 }
 
 /** What `GET /v1/sessions` can filter on, already validated and converted. */
