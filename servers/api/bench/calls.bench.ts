@@ -11,7 +11,7 @@
  * 2. Processing: a fresh server (background call worker on) is sent call timelines through
  *    POST /v1/ingest (test/call-timelines.ts, json+deflate, several chunks per session, one request
  *    in flight per session), and timed from the first POST until every call shows all its samples
- *    (and, on PostgreSQL, `call_jobs` is empty): track-samples per second from ingest to findings,
+ *    (and, on PostgreSQL, `processing_jobs` is empty): track-samples per second from ingest to findings,
  *    next to `@svc/detectors` `detect()` (and the whole `summarizeCalls`) over the same items in
  *    this process.
  *
@@ -31,7 +31,7 @@ import { detect, resolveThresholds } from '@svc/detectors';
 import { sql } from 'kysely';
 import { ulid } from 'ulid';
 import { type PlacedCallItem, summarizeCalls } from '../src/modules/calls/summarize-calls.ts';
-import { createCallWorker } from '../src/modules/processing/call-worker.ts';
+import { createProcessingWorker } from '../src/modules/processing/index.ts';
 import { openServices } from '../src/open-services.ts';
 import { loadConfiguration } from '../src/platform/config.ts';
 import { createDatabase, type DatabaseHandle } from '../src/platform/database/database.ts';
@@ -500,7 +500,9 @@ async function ingestAll(server: ProcessingServer, bodies: readonly Buffer[][]):
 
 async function countJobs(handle: DatabaseHandle, projectId: string): Promise<number> {
   const { rows } = await sql<{ jobs: number }>`
-    select count(*)::int as jobs from call_jobs where project_id = ${projectId}`.execute(handle.database);
+    select count(*)::int as jobs from processing_jobs where project_id = ${projectId}`.execute(
+    handle.database,
+  );
   return rows[0]?.jobs ?? 0;
 }
 
@@ -571,7 +573,7 @@ async function processLive(
 
 /**
  * Backlog: the same chunks ingested with the worker off, then the server stopped and a call worker
- * (src/modules/processing/call-worker.ts) run in this process over the queue until it is empty: processing
+ * (src/modules/processing/worker.ts) run in this process over the queue until it is empty: processing
  * alone, each session once (read, decrypt and validate its chunks, summarize, write).
  */
 async function processBacklog(
@@ -590,7 +592,7 @@ async function processBacklog(
   const services = await openServices(loadConfiguration({ ...process.env, ...server.environment }));
   try {
     // As the server runs it: several jobs at once on PostgreSQL, one on PGlite.
-    const worker = createCallWorker(
+    const worker = createProcessingWorker(
       {
         ...services,
         database: services.database.database,

@@ -46,11 +46,11 @@ import { ulid } from 'ulid';
 import { buildApp } from '../src/app.ts';
 import { findCallDetail } from '../src/modules/calls/call-queries.ts';
 import {
-  type CallProcessingDependencies,
-  claimCallJobs,
-  processCallJob,
-} from '../src/modules/processing/call-processing.ts';
-import { createCallWorker } from '../src/modules/processing/call-worker.ts';
+  claimProcessingJobs,
+  createProcessingWorker,
+  type ProcessingDependencies,
+  processSessionJob,
+} from '../src/modules/processing/index.ts';
 import { createOrganization } from '../src/modules/projects/organizations.ts';
 import { createProject } from '../src/modules/projects/projects.ts';
 import { type OpenedServices, openServices } from '../src/open-services.ts';
@@ -114,7 +114,7 @@ interface Bench {
   app: FastifyInstance;
   projectKey: string;
   projectId: string;
-  dependencies: CallProcessingDependencies;
+  dependencies: ProcessingDependencies;
   /** Reads the CPU of PostgreSQL's processes (undefined on the embedded store, or a server elsewhere). */
   postgresCpu: (() => PostgresCpuReading | undefined) | undefined;
 }
@@ -124,9 +124,9 @@ async function measureJob(bench: Bench): Promise<JobCost> {
   const databaseBefore = bench.postgresCpu?.();
   const before = process.cpuUsage();
   const started = performance.now();
-  const jobs = await claimCallJobs(bench.dependencies.database, 8, 60_000);
+  const jobs = await claimProcessingJobs(bench.dependencies.database, 8, 60_000);
   let rescored = 0;
-  for (const job of jobs) rescored += (await processCallJob(bench.dependencies, job)).rescored;
+  for (const job of jobs) rescored += (await processSessionJob(bench.dependencies, job)).rescored;
   const wallMs = performance.now() - started;
   const used = process.cpuUsage(before);
   const databaseAfter = bench.postgresCpu?.();
@@ -226,7 +226,7 @@ async function background(bench: Bench, items: readonly WireItem[], start: numbe
     }
     for (;;) {
       const { rows } = await sql<{ left: number }>`
-        select count(*)::int as left from call_jobs where session_id = ${sessionId}`.execute(database);
+        select count(*)::int as left from processing_jobs where session_id = ${sessionId}`.execute(database);
       if (rows[0]?.left === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
@@ -272,7 +272,7 @@ async function paced(
   const worker =
     coalesceMs === null
       ? undefined
-      : createCallWorker(bench.dependencies, {
+      : createProcessingWorker(bench.dependencies, {
           coalesceMs,
           onJob: (job, result) => {
             if (job.sessionId !== sessionId) return;
@@ -390,7 +390,7 @@ async function open(store: Store): Promise<Bench> {
     name: `long call ${ulid()}`,
     masterKey: services.masterKey,
   });
-  const dependencies: CallProcessingDependencies = {
+  const dependencies: ProcessingDependencies = {
     database: services.database.database,
     blobStore: services.blobStore,
     masterKey: services.masterKey,

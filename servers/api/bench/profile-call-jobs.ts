@@ -24,13 +24,13 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { CompiledQuery, sql } from 'kysely';
 import { ulid } from 'ulid';
 import { buildApp } from '../src/app.ts';
-import { CLAIM_AND_LOAD_CALL_JOBS } from '../src/modules/calls/call-progress-repository.ts';
 import {
-  type CallProcessingDependencies,
-  type CallProcessingResult,
-  claimCallJobs,
-  processCallJob,
-} from '../src/modules/processing/call-processing.ts';
+  claimProcessingJobs,
+  type ProcessingDependencies,
+  type ProcessingResult,
+  processSessionJob,
+} from '../src/modules/processing/index.ts';
+import { CLAIM_AND_LOAD_PROCESSING_JOBS } from '../src/modules/processing/jobs.ts';
 import { createOrganization } from '../src/modules/projects/organizations.ts';
 import { createProject } from '../src/modules/projects/projects.ts';
 import { type OpenedServices, openServices } from '../src/open-services.ts';
@@ -104,13 +104,13 @@ function summarize(windowsFile: string, profileFile: string): void {
 async function explainClaim(services: OpenedServices): Promise<void> {
   const { rows } = await services.database.database.executeQuery<Record<string, string>>(
     CompiledQuery.raw(
-      `explain (analyze, buffers, wal, settings off) ${CLAIM_AND_LOAD_CALL_JOBS}`,
+      `explain (analyze, buffers, wal, settings off) ${CLAIM_AND_LOAD_PROCESSING_JOBS}`,
       [60, 8, 0, 1],
     ),
   );
   console.log('--- plan of the claim and read');
   for (const row of rows) console.log(Object.values(row)[0]);
-  await sql`update call_jobs set locked_until = null, attempts = 0`.execute(services.database.database);
+  await sql`update processing_jobs set locked_until = null, attempts = 0`.execute(services.database.database);
 }
 
 async function profileStore(store: string, work: string, postgres: () => Promise<BenchPostgres>) {
@@ -133,7 +133,7 @@ async function profileStore(store: string, work: string, postgres: () => Promise
     name: `profile ${ulid()}`,
     masterKey: services.masterKey,
   });
-  const dependencies: CallProcessingDependencies = {
+  const dependencies: ProcessingDependencies = {
     database,
     blobStore: services.blobStore,
     masterKey: services.masterKey,
@@ -158,7 +158,7 @@ async function profileStore(store: string, work: string, postgres: () => Promise
     cpu: number;
     databaseCpu: number;
     collections: string;
-    results: CallProcessingResult[];
+    results: ProcessingResult[];
   }> = [];
   const windows: Array<[number, number]> = [];
   try {
@@ -178,11 +178,11 @@ async function profileStore(store: string, work: string, postgres: () => Promise
         const began = performance.now();
         const windowStart = Number(process.hrtime.bigint() / 1000n);
         const cpuBefore = cpuNow();
-        const claimed = await claimCallJobs(database, 8, 60_000);
+        const claimed = await claimProcessingJobs(database, 8, 60_000);
         const claimWall = performance.now() - began;
         const claimCpu = cpuNow() - cpuBefore;
-        const results: CallProcessingResult[] = [];
-        for (const job of claimed) results.push(await processCallJob(dependencies, job));
+        const results: ProcessingResult[] = [];
+        for (const job of claimed) results.push(await processSessionJob(dependencies, job));
         const cpu = cpuNow() - cpuBefore;
         const wall = performance.now() - began;
         windows.push([windowStart, Number(process.hrtime.bigint() / 1000n)]);

@@ -5,7 +5,7 @@ import { createRandom, pick, type Weighted } from './random.ts';
 
 // Bulk-seeds calls for the calls benchmark, straight into the database (PostgreSQL or PGlite,
 // through the server's own kysely handle), shaped like what call processing writes
-// (src/modules/processing/call-processing.ts): `sessions` rows, one `calls` row per peer connection with its
+// (src/modules/processing/process-session.ts): `sessions` rows, one `calls` row per peer connection with its
 // connection series, and `call_tracks` rows whose series arrays are as long as their
 // `sample_count`. Rows are generated here from a deterministic random and sent in batches as one
 // jsonb parameter (`jsonb_to_recordset`), which both engines take alike.

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { queueCallReprocessing } from './modules/processing/call-processing.ts';
-import { createCallWorker } from './modules/processing/call-worker.ts';
+import { createProcessingWorker, queueReprocessing } from './modules/processing/index.ts';
 import { createApiTokenRecord } from './modules/projects/api-tokens.ts';
 import { createProjectWithToken } from './modules/projects/bootstrap.ts';
 import {
@@ -237,8 +236,8 @@ export async function runCli(
             (await findProjectById(services.database.database, projectId)) === undefined
           )
             throw new UsageError(`No project ${projectId}`);
-          const queued = await queueCallReprocessing(services.database.database, projectId);
-          const worker = createCallWorker({
+          const queued = await queueReprocessing(services.database.database, projectId);
+          const worker = createProcessingWorker({
             database: services.database.database,
             blobStore: services.blobStore,
             masterKey: services.masterKey,
@@ -253,7 +252,7 @@ export async function runCli(
         io.stdout(
           values.json
             ? `${JSON.stringify(done)}\n`
-            : `Queued ${done.queued} session(s) with calls; processed ${done.processed} job(s), ${done.failures} failed (kept queued with their error in call_jobs.last_error).\n`,
+            : `Queued ${done.queued} session(s) with calls; processed ${done.processed} job(s), ${done.failures} failed (kept queued with their error in processing_jobs.last_error).\n`,
         );
         return done.failures === 0 ? 0 : 1;
       }

@@ -91,7 +91,7 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
     const chunk = { ...recorded, visitId: `vis_${ulid()}`, events: [error, ...recorded.events] };
     const ingested = await postChunk(test.app, test.first.projectKey, Buffer.from(JSON.stringify(chunk)));
     expect(ingested.statusCode).toBe(200);
-    await test.callWorker.runUntilIdle();
+    await test.processingWorker.runUntilIdle();
     ids.sessions = chunk.sessionId;
     ids.chunks = '0';
     ids.visits = chunk.visitId;

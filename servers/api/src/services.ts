@@ -3,7 +3,7 @@ import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
-import { type CallWorker, createCallWorker } from './modules/processing/call-worker.ts';
+import { createProcessingWorker, type ProcessingWorker } from './modules/processing/index.ts';
 import {
   type ChunkIndexWriter,
   createChunkIndexWriter,
@@ -42,8 +42,8 @@ declare module 'fastify' {
     chunkIndex: ChunkIndexWriter;
     /** What ingest dropped (optional meta fields) and redacted (privacy rules), counted. */
     ingestCounters: IngestCounters;
-    /** Call processing jobs (started in the background unless `configuration.callWorker` is off). */
-    callWorker: CallWorker;
+    /** Processing jobs (started in the background unless `configuration.callWorker`, SVC_CALL_WORKER, is off). */
+    processingWorker: ProcessingWorker;
     /** Webhook deliveries (started in the background unless `configuration.deliveryWorker` is off). */
     deliveryWorker: DeliveryWorker;
   }
@@ -84,12 +84,12 @@ export const servicesPlugin = fastifyPlugin(
       log: fastify.log.child({ worker: 'deliveries' }),
     });
     fastify.decorate('deliveryWorker', deliveryWorker);
-    const callWorker = createCallWorker(
+    const processingWorker = createProcessingWorker(
       {
         database: services.database.database,
         blobStore: services.blobStore,
         masterKey: services.masterKey,
-        log: fastify.log.child({ worker: 'calls' }),
+        log: fastify.log.child({ worker: 'processing' }),
         appUrl: services.configuration.appUrl,
         onDeliveriesQueued: () => deliveryWorker.wake(),
       },
@@ -99,8 +99,8 @@ export const servicesPlugin = fastifyPlugin(
         coalesceMs: services.configuration.callCoalesceMs,
       },
     );
-    fastify.decorate('callWorker', callWorker);
-    if (services.configuration.callWorker) fastify.addHook('onReady', async () => callWorker.start());
+    fastify.decorate('processingWorker', processingWorker);
+    if (services.configuration.callWorker) fastify.addHook('onReady', async () => processingWorker.start());
     if (services.configuration.deliveryWorker) {
       fastify.addHook('onReady', async () => {
         // The embedded store is one process: a lease still held is from a process that died.
@@ -121,7 +121,7 @@ export const servicesPlugin = fastifyPlugin(
       return payload;
     });
     fastify.addHook('onClose', async () => {
-      await callWorker.stop();
+      await processingWorker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();
       const { batches, chunks } = chunkIndex.stats();

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from '../src/app.ts';
-import type { CallProcessingDependencies } from '../src/modules/processing/call-processing.ts';
-import { type CallWorker, createCallWorker } from '../src/modules/processing/call-worker.ts';
+import type { ProcessingDependencies } from '../src/modules/processing/index.ts';
+import { createProcessingWorker, type ProcessingWorker } from '../src/modules/processing/index.ts';
 import { createApiTokenRecord } from '../src/modules/projects/api-tokens.ts';
 import { createOrganization } from '../src/modules/projects/organizations.ts';
 import { createProject } from '../src/modules/projects/projects.ts';
@@ -33,9 +33,9 @@ export interface TestApp {
   /** The project created with the app. */
   first: TestProject;
   /** A call worker on the app's services: `runUntilIdle()` processes what ingest queued. */
-  callWorker: CallWorker;
+  processingWorker: ProcessingWorker;
   /** What call processing runs on (the app's database, blob store and keys). */
-  callDependencies: CallProcessingDependencies;
+  processingDependencies: ProcessingDependencies;
   close(): Promise<void>;
 }
 
@@ -53,7 +53,7 @@ export async function createTestApp(
     SVC_DATA_DIR: dataDirectory,
     PORT: '0',
     SVC_LOG_LEVEL: 'silent',
-    // Tests run call processing when they choose (`app.callWorker.runUntilIdle()`), unless they
+    // Tests run call processing when they choose (`app.processingWorker.runUntilIdle()`), unless they
     // turn the background worker on.
     SVC_CALL_WORKER: 'false',
     // Likewise deliveries (`app.deliveryWorker.runUntilIdle()`); receivers listen on 127.0.0.1.
@@ -83,18 +83,18 @@ export async function createTestApp(
   }
 
   const first = await createTestProject();
-  const callDependencies = {
+  const processingDependencies = {
     database: database.database,
     blobStore,
     masterKey,
     log: app.log,
     appUrl: configuration.appUrl,
   };
-  const callWorker = createCallWorker(callDependencies);
+  const processingWorker = createProcessingWorker(processingDependencies);
   return {
     app,
-    callWorker,
-    callDependencies,
+    processingWorker,
+    processingDependencies,
     database,
     configuration,
     dataDirectory,

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
  *
  * @example
  * ```ts
- * const worker = createCallWorker({ database, blobStore, masterKey, log: createLineLogger((line) => process.stderr.write(`${line}\n`)) });
+ * const worker = createProcessingWorker({ database, blobStore, masterKey, log: createLineLogger((line) => process.stderr.write(`${line}\n`)) });
  * ```
  */
 export function createLineLogger(write: (line: string) => void): FastifyBaseLogger {

@@ -315,291 +315,15 @@ export interface CallSessionFacts {
   url: string | null;
 }
 
-/** A row's columns, each null when a left join found nothing. */
-type NullableColumns<Row> = { [Column in keyof Row]: Row[Column] | null };
-
-/** Everything a call job reads before it computes, in one statement: see {@link loadCallJob}. */
-export interface CallJobInput {
-  /** `settings` as JSON text (null: none stored). */
-  project: { id: string; organization_id: string; wrapped_data_key: Uint8Array; settings: string | null };
-  /** The session's progress row, if any. */
-  stored: StoredCallProgress | undefined;
-  /** The session's facts the calls copy, if the session row exists. */
-  session: CallSessionFacts | undefined;
-  /** The chunks after the stored watermark (all of them without a progress row). */
-  chunks: SessionChunk[];
-  /** The occurrence keys of the session's findings recorded in issue clusters. */
-  findingOccurrenceKeys: string[];
-  /** Whether an error signal of the session has no recorded occurrence yet. */
-  unrecordedErrors: boolean;
-  /** Whether the session has custom events not yet matched against custom rules. */
-  unhandledCustomEvents: boolean;
-  /** The session's stored findings, as `pc/kind` → row (to write only what changed). */
-  findings: Array<{
-    pc: string;
-    kind: string;
-    call_id: string | null;
-    severity: string;
-    t: string;
-    track: string | null;
-    evidence: Record<string, unknown>;
-  }>;
-}
-
-/** The row of {@link callJobInputColumns}. */
-type LoadedCallJob = NullableColumns<CallSessionFacts> & {
-  id: string | null;
-  organization_id: string;
-  wrapped_data_key: Uint8Array;
-  settings: string | null;
-  version: number | null;
-  consumed_seq: number | null;
-  consumed_sent_at: Date | null;
-  consumed_received_at: Date | null;
-  progress: string | null;
-  has_session: boolean;
-  chunks: Array<{
-    seq: number;
-    blob_key: string;
-    call_item_count: number;
-    sent_at: string;
-    received_at: string;
-    consumed: boolean;
-  }>;
-  finding_keys: string[];
-  unrecorded_errors: boolean;
-  unhandled_custom: boolean;
-  findings: CallJobInput['findings'];
-};
-
-/**
- * What a call job reads, as the select list and joins of a statement over `source`, rows named
- * `job` with a job's `project_id` and `session_id`: the project (null columns when it is gone), the session's
- * progress and facts, the chunks after the progress's watermark, what the session's issue
- * clusters and custom events need to be told, and the stored findings. The project's settings
- * and the progress come as JSON text: the job parses them (settings once per distinct text),
- * where the database's jsonb output and the driver's parsing cost more.
- */
-const callJobInputColumns = (source: string) => `
-      project.id, project.organization_id, project.wrapped_data_key, project.settings::text as settings,
-      progress.version, progress.consumed_seq, progress.consumed_sent_at, progress.consumed_received_at,
-      progress.progress,
-      session.id is not null as has_session, session.browser_name, session.browser_version,
-      session.os_name, session.os_version, session.device, session.release, session.environment,
-      session.user_id, session.started_at, session.url,
-      (select coalesce(jsonb_agg(chunk order by chunk.seq), '[]'::jsonb) from (
-        select seq, blob_key, call_item_count, sent_at, received_at,
-          call_item_count > 0 and exists (
-            select 1 from call_items
-            where call_items.project_id = chunks.project_id and call_items.session_id = chunks.session_id
-              and call_items.seq = chunks.seq) as consumed
-        from chunks
-        where chunks.project_id = job.project_id and chunks.session_id = job.session_id
-          and chunks.seq > coalesce(progress.consumed_seq, -1)) as chunk) as chunks,
-      (select coalesce(jsonb_agg(occurrence_key), '[]'::jsonb) from cluster_occurrences as occurrence
-        where occurrence.project_id = job.project_id and occurrence.session_id = job.session_id
-          and occurrence.occurrence_key like 'finding:%')
-        as finding_keys,
-      exists (
-        select 1 from session_signals as error
-        where error.project_id = job.project_id and error.session_id = job.session_id
-          and error.kind = 'error'
-          and not exists (
-            select 1 from cluster_occurrences as occurrence
-            where occurrence.project_id = error.project_id and occurrence.session_id = error.session_id
-              and occurrence.occurrence_key = 'error:' || error.seq || ':' || error.event_index))
-        as unrecorded_errors,
-      exists (
-        select 1 from session_signals as custom
-        where custom.project_id = job.project_id and custom.session_id = job.session_id
-          and custom.kind = 'custom' and custom.handled_at is null) as unhandled_custom,
-      (select coalesce(jsonb_agg(finding), '[]'::jsonb) from (
-        select pc, kind, call_id, severity, t, track, evidence from call_findings
-        where call_findings.project_id = job.project_id
-          and call_findings.session_id = job.session_id) as finding) as findings
-    from ${source}
-    left join projects as project on project.id = job.project_id
-    left join call_progress as progress
-      on progress.project_id = job.project_id and progress.session_id = job.session_id
-    left join sessions as session on session.project_id = job.project_id and session.id = job.session_id`;
-
-/** What a call job reads, as one prepared statement ($1 the project, $2 the session). */
-const LOAD_CALL_JOB = `${preparedStatement('svc_load_call_job')}
-    select ${callJobInputColumns('(select $1::text as project_id, $2::text as session_id) as job')}`;
-
-/** A claimed job and what it reads. */
-export interface ClaimedCallJobRow {
-  projectId: string;
-  sessionId: string;
-  generation: number;
-  attempts: number;
-  /** What the job reads, as the claim read it; `undefined` when the project is gone. */
-  input: CallJobInput | undefined;
-}
-
-/**
- * Claims due jobs and reads what each needs, in one prepared statement ($1 lease seconds, $2
- * limit, $3 coalescing seconds, $4 horizon seconds): see {@link claimAndLoadCallJobs}. One row
- * per claimed job, or one row of nulls but `next_due_in_ms` when none was.
- */
-export const CLAIM_AND_LOAD_CALL_JOBS = `${preparedStatement('svc_claim_and_load_call_jobs')}
-  with claimed as (
-    update call_jobs set locked_until = now() + make_interval(secs => $1::float8), attempts = attempts + 1
-    where (project_id, session_id) in (
-      select project_id, session_id from call_jobs
-      where due_at <= now() and (locked_until is null or locked_until <= now())
-        and (finished_at is null or finished_at <= now() - make_interval(secs => $3::float8))
-      order by due_at
-      limit $2::int
-      for update skip locked
-    )
-    returning project_id, session_id, generation, attempts
-  ),
-  upcoming as (
-    select extract(epoch from min(greatest(due_at, finished_at + make_interval(secs => $3::float8))) - now())
-      * 1000 as next_due_in_ms
-    from call_jobs
-    where due_at <= now() + make_interval(secs => $4::float8)
-      and (locked_until is null or locked_until <= now())
-      and (project_id, session_id) not in (select project_id, session_id from claimed)
-  )
-  select upcoming.next_due_in_ms, job.project_id as job_project_id, job.session_id as job_session_id,
-    job.generation, job.attempts,
-    ${callJobInputColumns('upcoming left join claimed as job on true')}`;
-
-/** What {@link claimAndLoadCallJobs} claimed, and when another job may be claimable. */
-export interface ClaimedCallJobs {
-  jobs: ClaimedCallJobRow[];
-  /**
-   * Milliseconds until the next job not claimed now is claimable (one due now, but left to
-   * coalesce, or due within the horizon), if any.
-   */
-  nextDueInMs: number | undefined;
-}
-
-/**
- * Claims up to `limit` due jobs for `leaseSeconds` and reads what each needs (as
- * {@link loadCallJob}), in one statement. Concurrent workers, in this process or others on the
- * same PostgreSQL, never claim the same job: `for update skip locked`. What a job read can be
- * outdated by the time it runs; that is safe, as it is for a job's own read: a chunk that arrives
- * later makes the job due again, and a job writes only over the progress version it read.
- *
- * A job whose previous run finished less than `coalesceSeconds` ago is left until then, so that
- * the chunks of a session arriving meanwhile are processed together. Also tells when the next
- * job not claimed now becomes claimable, looking `horizonSeconds` ahead.
- */
-export async function claimAndLoadCallJobs(
-  database: Executor,
-  options: { limit: number; leaseSeconds: number; coalesceSeconds: number; horizonSeconds: number },
-): Promise<ClaimedCallJobs> {
-  const { rows } = await database.executeQuery<
-    LoadedCallJob & {
-      next_due_in_ms: number | string | null;
-      job_project_id: string | null;
-      job_session_id: string;
-      generation: number;
-      attempts: number;
-    }
-  >(
-    CompiledQuery.raw(CLAIM_AND_LOAD_CALL_JOBS, [
-      options.leaseSeconds,
-      options.limit,
-      options.coalesceSeconds,
-      options.horizonSeconds,
-    ]),
-  );
-  const next = rows[0]?.next_due_in_ms;
-  return {
-    jobs: rows.flatMap((row) =>
-      row.job_project_id === null
-        ? []
-        : [
-            {
-              projectId: row.job_project_id,
-              sessionId: row.job_session_id,
-              generation: row.generation,
-              attempts: row.attempts,
-              input: callJobInput(row),
-            },
-          ],
-    ),
-    nextDueInMs: next === null || next === undefined ? undefined : Math.max(0, Number(next)),
-  };
-}
-
-/**
- * What a call job reads, in one statement (one round trip, where separate queries cost a job
- * most of its time): see {@link callJobInputColumns}. `undefined` when the project is gone.
- */
-export async function loadCallJob(
-  database: Executor,
-  projectId: string,
-  sessionId: string,
-): Promise<CallJobInput | undefined> {
-  const { rows } = await database.executeQuery<LoadedCallJob>(
-    CompiledQuery.raw(LOAD_CALL_JOB, [projectId, sessionId]),
-  );
-  return rows[0] === undefined ? undefined : callJobInput(rows[0]);
-}
-
-function callJobInput(row: LoadedCallJob): CallJobInput | undefined {
-  if (row.id === null) return undefined;
-  return {
-    project: {
-      id: row.id,
-      organization_id: row.organization_id,
-      wrapped_data_key: row.wrapped_data_key,
-      settings: row.settings,
-    },
-    stored:
-      row.version === null
-        ? undefined
-        : {
-            version: row.version,
-            consumedSeq: row.consumed_seq ?? -1,
-            consumedSentAt: row.consumed_sent_at === null ? null : new Date(row.consumed_sent_at),
-            consumedReceivedAt: row.consumed_received_at === null ? null : new Date(row.consumed_received_at),
-            progress: row.progress ?? 'null',
-          },
-    session:
-      row.has_session && row.started_at !== null
-        ? {
-            browser_name: row.browser_name,
-            browser_version: row.browser_version,
-            os_name: row.os_name,
-            os_version: row.os_version,
-            device: row.device,
-            release: row.release,
-            environment: row.environment,
-            user_id: row.user_id,
-            started_at: new Date(row.started_at),
-            url: row.url,
-          }
-        : undefined,
-    chunks: row.chunks.map((chunk) => ({
-      seq: chunk.seq,
-      blobKey: chunk.blob_key,
-      callItemCount: chunk.call_item_count,
-      sentAt: new Date(chunk.sent_at),
-      receivedAt: new Date(chunk.received_at),
-      consumed: chunk.consumed,
-    })),
-    findingOccurrenceKeys: row.finding_keys,
-    unrecordedErrors: row.unrecorded_errors,
-    unhandledCustomEvents: row.unhandled_custom,
-    findings: row.findings,
-  };
-}
-
-/** The session's error signals (for their issue cluster occurrences). */
-export async function findErrorSignals(database: Executor, projectId: string, sessionId: string) {
-  return database
-    .selectFrom('session_signals')
-    .select(['seq', 'event_index', 't', 'name', 'message', 'details'])
-    .where('project_id', '=', projectId)
-    .where('session_id', '=', sessionId)
-    .where('kind', '=', 'error')
-    .execute();
+/** A stored finding row as a job reads it (to write only what changed). */
+export interface StoredFinding {
+  pc: string;
+  kind: string;
+  call_id: string | null;
+  severity: string;
+  t: string;
+  track: string | null;
+  evidence: Record<string, unknown>;
 }
 
 /** Columns of a `calls` row as processing writes it (`created_at`, `updated_at` apart). */
@@ -662,15 +386,18 @@ const columnList = (columns: readonly string[], table?: string) =>
   columns.map((column) => (table === undefined ? `"${column}"` : `${table}."${column}"`)).join(', ');
 
 /**
- * A job that goes on from its session's progress with its calls still open, written in one
- * statement (data-modifying CTEs, atomic by themselves): the progress over the version read, the
- * new items, every call's row (the series in the row kept), the rows of new tracks, the new series
- * pieces (a row per call), the findings when they changed (those that no longer hold deleted) and the end of the
- * job (due again at `dueAt`). Every write is conditional on the
- * progress write, so nothing is written when another job wrote it first. Two parameters: a jsonb
- * object of {@link IncrementalJobWrite} but its progress, and the progress as JSON text.
+ * The SQL text of a live calls write, as one statement (data-modifying CTEs, atomic by
+ * themselves): a run that goes on from its session's progress with its calls still open writes
+ * the progress over the version read, the new items, every call's row (the series in the row
+ * kept), the rows of new tracks, the new series pieces (a row per call) and the findings when they
+ * changed (those that no longer hold deleted). Every write is conditional on the progress write,
+ * so nothing is written when another job wrote it first. `then` adds the job's own CTEs (the end
+ * of the job, in processing), which may read `input` (`input.payload`, the write's JSON with the
+ * caller's extra fields) and `saved` (a row when the progress was written). Two parameters: a
+ * jsonb object of {@link LiveCallsWrite} but its progress, and the progress as JSON text.
  */
-export const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental_call_job')}
+export function liveCallsStatement(name: string, then: string): string {
+  return `${preparedStatement(name)}
   with input as (select $1::jsonb as payload),
   saved as (
     update call_progress as progress set
@@ -752,18 +479,12 @@ export const WRITE_INCREMENTAL_JOB = `${preparedStatement('svc_write_incremental
         ) as finding (pc text, kind text)
         where finding.pc = stored.pc and finding.kind = stored.kind)
   ),
-  finished as (
-    update call_jobs as job set locked_until = null, attempts = 0, last_error = null, finished_at = now(),
-      due_at = case when job.generation = (input.payload->>'generation')::integer
-        then (input.payload->>'dueAt')::timestamptz else job.due_at end
-    from input
-    where job.project_id = input.payload->>'projectId' and job.session_id = input.payload->>'sessionId'
-      and exists (select 1 from saved)
-  )
+  ${then}
   select count(*)::integer as saved from saved`;
+}
 
-/** What {@link writeIncrementalJob} writes: rows as JSON (jsonb columns as values, times as ISO). */
-export interface IncrementalJobWrite {
+/** What a live calls write writes: rows as JSON (jsonb columns as values, times as ISO). */
+export interface LiveCallsWrite {
   projectId: string;
   sessionId: string;
   readVersion: number;
@@ -773,7 +494,7 @@ export interface IncrementalJobWrite {
   progress: object;
   items: ReadonlyArray<Record<(typeof ITEM_COLUMNS)[number], unknown>>;
   calls: ReadonlyArray<Record<(typeof CALL_COLUMNS)[number], unknown>>;
-  /** Tracks first seen in this job (their rows hold no sample: the pieces have them). */
+  /** Tracks first seen in this run (their rows hold no sample: the pieces have them). */
   tracks: ReadonlyArray<{ pc: string; track_id: string; kind: string; dir: string }>;
   /** Per call, the row of its new pieces ({@link seriesPiecesRow}). */
   pieces: ReadonlyArray<{ pc: string; first_sample: number; series: string }>;
@@ -786,24 +507,23 @@ export interface IncrementalJobWrite {
     track: string | null;
     evidence: object;
   }> | null;
-  /** The job's generation when claimed, and when it is due again (a call is still open). */
-  generation: number;
-  dueAt: Date;
 }
 
 /**
- * Writes a job that went on from its session's progress in one statement (see
- * {@link WRITE_INCREMENTAL_JOB}): what the transaction of the general case writes when only new
- * items, rows, counts and pieces changed, in one round trip instead of eight. Returns false,
- * having written nothing, when another job wrote the progress since it was read.
+ * Runs a statement of {@link liveCallsStatement}: what the transaction of the general case writes
+ * when only new items, rows, counts and pieces changed, in one round trip instead of eight.
+ * `extra` joins the payload (for the statement's `then`). Returns false, having written nothing,
+ * when another job wrote the progress since it was read.
  */
-export async function writeIncrementalJob(
+export async function writeLiveCalls(
   database: Kysely<Database>,
-  write: IncrementalJobWrite,
+  statement: string,
+  write: LiveCallsWrite,
+  extra: Readonly<Record<string, unknown>> = {},
 ): Promise<boolean> {
   const { progress, ...rest } = write;
   const { rows } = await database.executeQuery<{ saved: number }>(
-    CompiledQuery.raw(WRITE_INCREMENTAL_JOB, [JSON.stringify(rest), JSON.stringify(progress)]),
+    CompiledQuery.raw(statement, [JSON.stringify({ ...rest, ...extra }), JSON.stringify(progress)]),
   );
   return rows[0]?.saved === 1;
 }

@@ -8,8 +8,7 @@ import { callTimeline, chunkBytes, ingest, sessionMeta, splitItems } from '../..
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
-import { claimCallJobs, processCallJob } from '../processing/call-processing.ts';
-import { createCallWorker } from '../processing/call-worker.ts';
+import { claimProcessingJobs, createProcessingWorker, processSessionJob } from '../processing/index.ts';
 
 // Calls end to end: chunks through POST /v1/ingest, the processing job, and the calls API.
 
@@ -61,7 +60,7 @@ describe.each(ENGINES)('calls on %s', (engine) => {
     expect(response.statusCode, response.body).toBe(200);
     return response.json();
   };
-  const process = () => test.callWorker.runUntilIdle();
+  const process = () => test.processingWorker.runUntilIdle();
   const allCalls = async (query = '', project: TestProject = test.first) => {
     const items: Json[] = [];
     let cursor: string | undefined;
@@ -513,7 +512,7 @@ describe.each(ENGINES)('calls on %s', (engine) => {
     const issuesBefore = await get(`/v1/sessions/${sessionId}/issues`, project);
     const database = test.database.database;
     await database
-      .insertInto('call_jobs')
+      .insertInto('processing_jobs')
       .values({ project_id: project.project.id, session_id: sessionId, due_at: new Date(0) })
       .execute();
     expect(await process()).toBe(1);
@@ -526,7 +525,7 @@ describe.each(ENGINES)('calls on %s', (engine) => {
       .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(items.length);
     expect(
-      await database.selectFrom('call_jobs').selectAll().where('session_id', '=', sessionId).execute(),
+      await database.selectFrom('processing_jobs').selectAll().where('session_id', '=', sessionId).execute(),
     ).toEqual([]);
   });
 
@@ -569,7 +568,7 @@ describe.each(ENGINES)('calls on %s', (engine) => {
     expect(open).toMatchObject({ state: 'open' });
     const database = test.database.database;
     const job = await database
-      .selectFrom('call_jobs')
+      .selectFrom('processing_jobs')
       .selectAll()
       .where('session_id', '=', sessionId)
       .executeTakeFirstOrThrow();
@@ -579,12 +578,12 @@ describe.each(ENGINES)('calls on %s', (engine) => {
     expect(await process()).toBe(0);
 
     await database
-      .updateTable('call_jobs')
+      .updateTable('processing_jobs')
       .set({ due_at: new Date(0) })
       .where('session_id', '=', sessionId)
       .execute();
-    const [claimed] = await claimCallJobs(database, 10, 60_000);
-    await processCallJob(test.callDependencies, must(claimed), Date.now() + 121_000);
+    const [claimed] = await claimProcessingJobs(database, 10, 60_000);
+    await processSessionJob(test.processingDependencies, must(claimed), Date.now() + 121_000);
     const [closed] = (await get(`/v1/sessions/${sessionId}/calls`, project)).items;
     expect(closed).toMatchObject({
       id: open.id,
@@ -594,7 +593,7 @@ describe.each(ENGINES)('calls on %s', (engine) => {
       durationMs: end - T0,
     });
     expect(
-      await database.selectFrom('call_jobs').selectAll().where('session_id', '=', sessionId).execute(),
+      await database.selectFrom('processing_jobs').selectAll().where('session_id', '=', sessionId).execute(),
     ).toEqual([]);
   });
 
@@ -613,12 +612,12 @@ describe.each(ENGINES)('calls on %s', (engine) => {
       .select('blob_key')
       .where('session_id', '=', sessionId)
       .executeTakeFirstOrThrow();
-    await test.callDependencies.blobStore.delete(chunk.blob_key);
-    const failures = test.callWorker.stats().failures;
+    await test.processingDependencies.blobStore.delete(chunk.blob_key);
+    const failures = test.processingWorker.stats().failures;
     await process();
-    expect(test.callWorker.stats().failures).toBe(failures + 1);
+    expect(test.processingWorker.stats().failures).toBe(failures + 1);
     const job = await database
-      .selectFrom('call_jobs')
+      .selectFrom('processing_jobs')
       .selectAll()
       .where('session_id', '=', sessionId)
       .executeTakeFirstOrThrow();
@@ -630,7 +629,7 @@ describe.each(ENGINES)('calls on %s', (engine) => {
       await database.selectFrom('call_items').selectAll().where('session_id', '=', sessionId).execute(),
     ).toEqual([]);
     // The job stays (retried with backoff); this test's unreadable chunk would fail forever.
-    await database.deleteFrom('call_jobs').where('session_id', '=', sessionId).execute();
+    await database.deleteFrom('processing_jobs').where('session_id', '=', sessionId).execute();
   });
 
   it('processes by itself in the background once ingest queued a job', async () => {
@@ -670,7 +669,7 @@ describe.each(ENGINES)('calls on %s', (engine) => {
       );
     }
     const workers = [1, 2, 3].map(() =>
-      createCallWorker(test.callDependencies, { batchSize: 2, concurrency: 2 }),
+      createProcessingWorker(test.processingDependencies, { batchSize: 2, concurrency: 2 }),
     );
     const ran = await Promise.all(workers.map((worker) => worker.runUntilIdle()));
     expect(ran.reduce((sum, count) => sum + count, 0)).toBe(6);
@@ -732,7 +731,7 @@ describe.each(ENGINES)('calls on %s', (engine) => {
       chunkBytes({ sessionId: quiet, seq: 0, sentAt: T0, meta, events: [] }),
     );
     const queued = await test.database.database
-      .selectFrom('call_jobs')
+      .selectFrom('processing_jobs')
       .selectAll()
       .where('session_id', '=', quiet)
       .execute();

@@ -1,41 +1,19 @@
-// Calls: what a session's WebRTC calls became (rows, series, findings), their queries, views and routes, and the incremental computation that processing runs.
+// Calls: what a session's WebRTC calls became (rows, series, findings), their queries, views and
+// routes, and the calls step of a session's processing.
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
 export {
-  addItems,
-  type CallFacts,
-  comesAfter,
-  type PlacedCallItem,
-  PROGRESS_VERSION,
-  rescoreCall,
-  type SeriesPiece,
-  type SessionProgress,
-  sameThresholds,
-  sortItems,
-  startProgress,
-  summarizeProgress,
-} from './call-progress.ts';
-export {
-  type CALL_COLUMNS,
-  type CallJobInput,
-  claimAndLoadCallJobs,
+  type CallSessionFacts,
   deleteCallProgress,
-  deleteSeriesPieces,
-  findCallItems,
-  findCallSamples,
-  findChunksAfter,
-  findErrorSignals,
-  foldSeriesPieces,
-  insertSeriesPieces,
-  KEPT_CALL_COLUMNS,
-  loadCallJob,
-  type SeriesPieces,
-  type SessionChunk,
-  type StoredCallProgress,
-  saveCallProgress,
-  seriesPiecesRow,
-  writeIncrementalJob,
+  liveCallsStatement,
+  writeLiveCalls,
 } from './call-progress-repository.ts';
 export { DEFAULT_CALLS_LIMIT, findCallsPage, findSessionFindings, MAX_CALLS_LIMIT } from './call-queries.ts';
-export { emptyConnectionSeries } from './summarize-calls.ts';
+export {
+  CALLS_INPUT,
+  type CallsInput,
+  type CallsPlan,
+  type CallsStepResult,
+  planCalls,
+} from './calls-step.ts';
 export { callSummarySchema, toCallSummary } from './views.ts';

@@ -2,6 +2,7 @@ import type { Severity } from '@svc/protocol';
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
+import type { StepInput } from '../../platform/jobs/step-input.ts';
 import {
   type NotificationDraft,
   type NotifyResult,
@@ -15,6 +16,19 @@ export const CUSTOM_EVENT_MAX_AGE_MS = 24 * 3600 * 1000;
 
 /** Custom events handled per job at most (the rest wait for the next run). */
 const CUSTOM_EVENT_BATCH = 1_000;
+
+/**
+ * The custom events step's part of the statement that claims or loads a processing job: whether
+ * the session has custom events not yet matched against custom rules (the step runs only then).
+ */
+export const CUSTOM_EVENTS_INPUT: StepInput<{ unhandledCustomEvents: boolean }> = {
+  columns: `
+      exists (
+        select 1 from session_signals as custom
+        where custom.project_id = job.project_id and custom.session_id = job.session_id
+          and custom.kind = 'custom' and custom.handled_at is null) as unhandled_custom`,
+  read: (row) => ({ unhandledCustomEvents: row.unhandled_custom === true }),
+};
 
 /** What {@link notifyCustomEvents} did. */
 export interface CustomEventsResult extends NotifyResult {

@@ -1,10 +1,11 @@
 import { signWebhook } from '@svc/webhook-verify';
 import type { FastifyBaseLogger } from 'fastify';
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { MasterKey } from '../../platform/crypto/index.ts';
 import type { Database } from '../../platform/database/schema.ts';
 import type { AttemptOutcome, DeliveryStatus } from '../../platform/database/tables/notifications.table.ts';
 import type { DestinationPolicy } from '../../platform/http/destination-policy.ts';
+import { claimStatement } from '../../platform/jobs/queue.ts';
 import { activeSecrets } from './channel-secrets.ts';
 import { postWebhook, type WebhookResult } from './webhook-sender.ts';
 
@@ -51,6 +52,19 @@ export function nextAttemptAt(
   return Math.min(context.now + Math.max(delay, context.retryAfterMs ?? 0), windowEnd);
 }
 
+/** The claim of due deliveries ($1 now, $2 the lease's end, $3 the limit): see {@link claimDeliveries}. */
+const CLAIM_DELIVERIES = claimStatement(
+  { name: 'deliveries', key: ['project_id', 'id'] },
+  {
+    now: '$1::timestamptz',
+    leaseUntil: '$2::timestamptz',
+    limit: '$3::int',
+    ready: "status = 'pending'",
+    set: 'updated_at = now()',
+    returning: ['project_id', 'id', 'event_id', 'channel_id', 'attempts', 'created_at'],
+  },
+);
+
 /** A delivery a worker holds for one attempt. */
 export interface ClaimedDelivery {
   projectId: string;
@@ -75,24 +89,14 @@ export async function claimDeliveries(
   leaseMs: number,
   now: number,
 ): Promise<ClaimedDelivery[]> {
-  const at = new Date(now);
-  const { rows } = await sql<{
+  const { rows } = await database.executeQuery<{
     project_id: string;
     id: string;
     event_id: string;
     channel_id: string;
     attempts: number;
     created_at: Date;
-  }>`
-    update deliveries set locked_until = ${new Date(now + leaseMs)}, attempts = attempts + 1, updated_at = now()
-    where (project_id, id) in (
-      select project_id, id from deliveries
-      where status = 'pending' and due_at <= ${at} and (locked_until is null or locked_until <= ${at})
-      order by due_at
-      limit ${limit}
-      for update skip locked
-    )
-    returning project_id, id, event_id, channel_id, attempts, created_at`.execute(database);
+  }>(CompiledQuery.raw(CLAIM_DELIVERIES, [new Date(now), new Date(now + leaseMs), limit]));
   return rows.map((row) => ({
     projectId: row.project_id,
     id: row.id,

@@ -1,7 +1,7 @@
 // Notifications: channels, rules, the outbox, webhook deliveries and the inbox.
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
-export { notifyCustomEvents } from './custom-events.ts';
+export { CUSTOM_EVENTS_INPUT, notifyCustomEvents } from './custom-events.ts';
 export {
   type NotificationDraft,
   type NotifyResult,

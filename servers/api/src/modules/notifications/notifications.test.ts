@@ -12,7 +12,7 @@ import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { createDestinationPolicy, parseAllowedHosts } from '../../platform/http/destination-policy.ts';
-import { queueCallReprocessing } from '../processing/call-processing.ts';
+import { queueReprocessing } from '../processing/index.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './deliveries.ts';
 import { createDeliveryWorker } from './delivery-worker.ts';
 import { MAX_CHANNELS } from './routes.ts';
@@ -81,7 +81,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     createDeliveryWorker(
       {
         database: test.database.database,
-        masterKey: test.callDependencies.masterKey,
+        masterKey: test.processingDependencies.masterKey,
         policy: createDestinationPolicy(parseAllowedHosts(options.allowed ?? '127.0.0.1').allowed),
         log: test.app.log,
       },
@@ -136,7 +136,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       meta: sessionMeta(start, options.release === undefined ? {} : { release: options.release }),
       events: call.items,
     });
-    await test.callWorker.runUntilIdle();
+    await test.processingWorker.runUntilIdle();
     return sessionId;
   }
 
@@ -254,8 +254,8 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     }
 
     // Reprocessing every session changes nothing: occurrences are counted once.
-    await queueCallReprocessing(test.database.database, project.project.id);
-    await test.callWorker.runUntilIdle();
+    await queueReprocessing(test.database.database, project.project.id);
+    await test.processingWorker.runUntilIdle();
     expect((await ok('GET', `/v1/issues/${failure.id}`, undefined, project)).occurrences).toBe(2);
     expect((await ok('GET', '/v1/inbox', undefined, project)).items).toHaveLength(1);
   });
@@ -356,7 +356,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
         ],
       });
     }
-    await test.callWorker.runUntilIdle();
+    await test.processingWorker.runUntilIdle();
     const errors = await ok('GET', '/v1/errors', undefined, project);
     expect(errors.items).toHaveLength(1);
     const [error] = errors.items;
@@ -437,7 +437,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       meta: sessionMeta(T0, { release: '4.2.0' }),
       events,
     });
-    await test.callWorker.runUntilIdle();
+    await test.processingWorker.runUntilIdle();
     await worker().runUntilIdle();
     const received = receiver.deliveries
       .map((delivery) => verified(delivery))
@@ -453,14 +453,14 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       links: { replay: `${test.configuration.appUrl}/sessions/${sessionId}?t=1000` },
     });
     // Each event notifies once, however often its session is processed again.
-    await queueCallReprocessing(test.database.database, project.project.id);
+    await queueReprocessing(test.database.database, project.project.id);
     await send(project, {
       sessionId,
       seq: 1,
       sentAt: T0 + 9_000,
       events: [{ t: T0 + 8_000, type: 'error', message: 'x', source: 'manual' }],
     });
-    await test.callWorker.runUntilIdle();
+    await test.processingWorker.runUntilIdle();
     expect(
       (await ok('GET', '/v1/inbox', undefined, project)).items.filter((item: Json) => item.type === 'custom'),
     ).toHaveLength(2);
@@ -487,7 +487,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       meta: sessionMeta(T0),
       events: events.slice(0, 2),
     });
-    await test.callWorker.runUntilIdle();
+    await test.processingWorker.runUntilIdle();
     expect(
       (await ok('GET', '/v1/inbox', undefined, project)).items.filter((item: Json) => item.type === 'custom'),
     ).toHaveLength(2);
@@ -519,7 +519,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
         events,
       });
     }
-    await test.callWorker.runUntilIdle();
+    await test.processingWorker.runUntilIdle();
     const page = await ok('GET', '/v1/errors?limit=200', undefined, project);
     expect(page.items).toHaveLength(200);
     expect(page.items.every((item: Json) => item.occurrences === 2 && item.sessions === 1)).toBe(true);
@@ -909,7 +909,7 @@ describe('a receiver that hangs', () => {
     const started = Date.now();
     const worker = createDeliveryWorker({
       database: test.database.database,
-      masterKey: test.callDependencies.masterKey,
+      masterKey: test.processingDependencies.masterKey,
       policy: createDestinationPolicy(parseAllowedHosts('127.0.0.1').allowed),
       log: test.app.log,
     });

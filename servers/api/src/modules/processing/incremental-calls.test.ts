@@ -13,13 +13,13 @@ import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import {
-  type CallProcessingResult,
-  claimCallJobBatch,
-  claimCallJobs,
-  processCallJob,
-  queueCallReprocessing,
-} from './call-processing.ts';
-import { createCallWorker } from './call-worker.ts';
+  claimProcessingBatch,
+  claimProcessingJobs,
+  createProcessingWorker,
+  type ProcessingResult,
+  processSessionJob,
+  queueReprocessing,
+} from './index.ts';
 
 // Incremental processing end to end, on both engines: a session processed chunk by chunk as it
 // uploads (each job going on from the session's stored progress) gives exactly the rows, series
@@ -88,10 +88,10 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
   };
 
   /** Runs every due job once; the result of each, by session. */
-  const runJobs = async (serverNow?: number): Promise<Map<string, CallProcessingResult>> => {
-    const results = new Map<string, CallProcessingResult>();
-    for (const job of await claimCallJobs(test.database.database, 100, 60_000)) {
-      results.set(job.sessionId, await processCallJob(test.callDependencies, job, serverNow));
+  const runJobs = async (serverNow?: number): Promise<Map<string, ProcessingResult>> => {
+    const results = new Map<string, ProcessingResult>();
+    for (const job of await claimProcessingJobs(test.database.database, 100, 60_000)) {
+      results.set(job.sessionId, await processSessionJob(test.processingDependencies, job, serverNow));
     }
     return results;
   };
@@ -130,7 +130,7 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
   /** Makes the session's job due now (queued again if it was done). */
   const queueAgain = async (sessionId: string) => {
     await test.database.database
-      .insertInto('call_jobs')
+      .insertInto('processing_jobs')
       .values({ project_id: project.project.id, session_id: sessionId, due_at: new Date(0) })
       .onConflict((conflict) =>
         conflict
@@ -158,7 +158,7 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
     const { items } = twoCalls();
     const sessionId = newSessionId();
     const bodies = chunksOf(sessionId, items, 30);
-    const results: CallProcessingResult[] = [];
+    const results: ProcessingResult[] = [];
     for (const [seq, body] of bodies.entries()) {
       await ingest(test.app, project.projectKey, body);
       const result = (await runJobs()).get(sessionId);
@@ -286,17 +286,17 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
       .where('session_id', '=', sessionId)
       .where('seq', '=', 6)
       .executeTakeFirstOrThrow();
-    const sealed = await test.callDependencies.blobStore.get(chunk.blob_key);
+    const sealed = await test.processingDependencies.blobStore.get(chunk.blob_key);
     if (sealed === null) throw new Error('missing blob');
-    await test.callDependencies.blobStore.delete(chunk.blob_key);
-    const [job] = await claimCallJobs(database, 10, 60_000);
+    await test.processingDependencies.blobStore.delete(chunk.blob_key);
+    const [job] = await claimProcessingJobs(database, 10, 60_000);
     if (job === undefined) throw new Error('no job');
-    await expect(processCallJob(test.callDependencies, job)).rejects.toThrow(/missing/);
+    await expect(processSessionJob(test.processingDependencies, job)).rejects.toThrow(/missing/);
     expect(await progressOf()).toEqual(before.progress);
     expect(await view(sessionId)).toBe(before.view);
-    await test.callDependencies.blobStore.put(chunk.blob_key, sealed);
+    await test.processingDependencies.blobStore.put(chunk.blob_key, sealed);
     await database
-      .updateTable('call_jobs')
+      .updateTable('processing_jobs')
       .set({ due_at: new Date(0), locked_until: null })
       .execute();
     expect((await runJobs()).get(sessionId)).toMatchObject({ chunksRead: 1, recomputed: false });
@@ -319,11 +319,11 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
     // Two runs of the same claimed job at once: one writes, the other gives up its work and runs
     // again from what the first wrote.
     await ingest(test.app, project.projectKey, bodies[3] as Buffer);
-    const [job] = await claimCallJobs(database, 10, 60_000);
+    const [job] = await claimProcessingJobs(database, 10, 60_000);
     if (job === undefined) throw new Error('no job');
     const twice = await Promise.all([
-      processCallJob(test.callDependencies, job),
-      processCallJob(test.callDependencies, job),
+      processSessionJob(test.processingDependencies, job),
+      processSessionJob(test.processingDependencies, job),
     ]);
     expect(twice.map((result) => result.itemsAdded).sort((a, b) => a - b)).toEqual([
       0,
@@ -339,7 +339,7 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
     const sessions = Array.from({ length: 4 }, () => newSessionId());
     const uploads = sessions.map((id) => chunksOf(id, items, 6));
     const workers = [1, 2, 3].map(() =>
-      createCallWorker(test.callDependencies, { batchSize: 2, concurrency: 2 }),
+      createProcessingWorker(test.processingDependencies, { batchSize: 2, concurrency: 2 }),
     );
     for (let seq = 0; seq < 6; seq++) {
       await Promise.all([
@@ -361,15 +361,15 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
     await runJobs();
     // A session's first chunk is taken at once, whatever the window.
     await ingest(test.app, project.projectKey, bodies[0] as Buffer);
-    const first = await claimCallJobBatch(database, { limit: 100, leaseMs: 60_000, coalesceMs: 60_000 });
+    const first = await claimProcessingBatch(database, { limit: 100, leaseMs: 60_000, coalesceMs: 60_000 });
     expect(first.jobs.map((job) => job.sessionId)).toEqual([sessionId]);
-    for (const job of first.jobs) await processCallJob(test.callDependencies, job);
+    for (const job of first.jobs) await processSessionJob(test.processingDependencies, job);
 
     // Chunks that arrive within the window of its last run are left, and the claim says when
     // they are due; without a window (runUntilIdle, the CLI) one job takes both.
     await ingest(test.app, project.projectKey, bodies[1] as Buffer);
     await ingest(test.app, project.projectKey, bodies[2] as Buffer);
-    const held = await claimCallJobBatch(database, {
+    const held = await claimProcessingBatch(database, {
       limit: 100,
       leaseMs: 60_000,
       coalesceMs: 60_000,
@@ -382,7 +382,10 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
 
     // A background worker waits out the window by itself (no poll in between) and then takes the
     // chunks that came meanwhile in one job.
-    const worker = createCallWorker(test.callDependencies, { coalesceMs: 2_000, pollMs: 600_000 });
+    const worker = createProcessingWorker(test.processingDependencies, {
+      coalesceMs: 2_000,
+      pollMs: 600_000,
+    });
     worker.start();
     try {
       for (const body of bodies.slice(3)) {
@@ -413,7 +416,7 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
       await runJobs();
     }
     const live = await view(sessionId);
-    expect(await queueCallReprocessing(test.database.database, project.project.id)).toBeGreaterThan(0);
+    expect(await queueReprocessing(test.database.database, project.project.id)).toBeGreaterThan(0);
     const reprocessed = await runJobs();
     expect([...reprocessed.values()].every((result) => result.recomputed)).toBe(true);
     expect(await view(sessionId)).toBe(live);

@@ -3,4 +3,4 @@
 
 export { projectDataKey } from './data-key.ts';
 export { findProjectById } from './projects.ts';
-export { readSettings, readSettingsText } from './settings.ts';
+export { type ProjectSettings, readSettings, readSettingsText } from './settings.ts';

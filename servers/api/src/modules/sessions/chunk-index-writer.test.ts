@@ -247,7 +247,7 @@ describe.each(ENGINES)('chunk index writer on %s', (engine) => {
     // sessions) once a job exists; the retried seq 2 is not new and bumps nothing.
     const jobs = (projectId: string) =>
       database.database
-        .selectFrom('call_jobs')
+        .selectFrom('processing_jobs')
         .select(['session_id', 'generation'])
         .where('project_id', '=', projectId)
         .orderBy('session_id')

@@ -141,7 +141,7 @@ function sessionRowOf(record: ChunkRecord): NewSession {
  * worker that holds it runs it again rather than deleting it.
  */
 const CALL_JOBS_UPSERT = sql`
-  insert into call_jobs (project_id, session_id, due_at)
+  insert into processing_jobs (project_id, session_id, due_at)
   select distinct project_id, session_id, now() from fresh
   where call_item_count > 0 or error_count > 0
     or (custom_count > 0 and exists (
@@ -149,11 +149,11 @@ const CALL_JOBS_UPSERT = sql`
       where rules.project_id = fresh.project_id and rules.enabled and rules.source ->> 'type' = 'custom'))
     or (refreshes_calls and (
     exists (select 1 from calls where calls.project_id = fresh.project_id and calls.session_id = fresh.session_id)
-    or exists (select 1 from call_jobs as queued
+    or exists (select 1 from processing_jobs as queued
                where queued.project_id = fresh.project_id and queued.session_id = fresh.session_id)))
   order by project_id, session_id
   on conflict (project_id, session_id) do update
-    set generation = call_jobs.generation + 1, due_at = least(call_jobs.due_at, excluded.due_at)`;
+    set generation = processing_jobs.generation + 1, due_at = least(processing_jobs.due_at, excluded.due_at)`;
 
 /** `array_position` over the severities, lowest first: 0 for null. */
 function severityRank(column: RawBuilder<unknown>): RawBuilder<number> {
@@ -443,7 +443,7 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
     fresh as (select * from input where blob_key in (select blob_key from inserted)),
     identified_sessions as (${sessionsOf(true)}),
     other_sessions as (${sessionsOf(false)}),
-    call_jobs as (${CALL_JOBS_UPSERT}),
+    processing_jobs as (${CALL_JOBS_UPSERT}),
     signals as (
       insert into session_signals (project_id, session_id, seq, ${identifiers(SIGNAL_COLUMNS)})
       select fresh.project_id, fresh.session_id, fresh.seq, ${identifiers(SIGNAL_COLUMNS, 'signal')}

@@ -238,7 +238,7 @@ export default async function ingestRoutes(fastify: FastifyInstance) {
       }
       // Its call job is queued with the index rows: start on it now rather than at the next poll.
       if (outcome.status === 'stored' && outcome.callItemCount > 0)
-        fastify.callWorker.wake({ projectId: project.id, sessionId: decoded.chunk.sessionId });
+        fastify.processingWorker.wake({ projectId: project.id, sessionId: decoded.chunk.sessionId });
       // The same bytes always get the same report, so a retry learns what its first attempt did.
       return {
         seq: outcome.seq,

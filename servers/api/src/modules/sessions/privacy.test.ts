@@ -132,7 +132,7 @@ describe.each(ENGINES)('privacy re-check on POST /v1/ingest on %s', (engine) => 
     // What is allowed stays: candidate types, protocol, network type.
     expect(stored).toContain('"localType":"srflx","remoteType":"host","protocol":"udp"');
     // The redacted chunk is processed as any other: the call is there, its items are clean.
-    await test.callWorker.runUntilIdle();
+    await test.processingWorker.runUntilIdle();
     const calls = await test.database.database
       .selectFrom('calls')
       .select('pc')

@@ -46,7 +46,7 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'api_tokens',
         'call_findings',
         'call_items',
-        'call_jobs',
+        'processing_jobs',
         'call_progress',
         'call_series_pieces',
         'call_tracks',

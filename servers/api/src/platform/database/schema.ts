@@ -1,12 +1,6 @@
 import type { ApiTokensTable } from './tables/api-tokens.table.ts';
 import type { CallProgressTable, CallSeriesPiecesTable } from './tables/call-progress.table.ts';
-import type {
-  CallFindingsTable,
-  CallItemsTable,
-  CallJobsTable,
-  CallsTable,
-  CallTracksTable,
-} from './tables/calls.table.ts';
+import type { CallFindingsTable, CallItemsTable, CallsTable, CallTracksTable } from './tables/calls.table.ts';
 import type { ChunksTable } from './tables/chunks.table.ts';
 import type { ClusterOccurrencesTable, IssueClustersTable } from './tables/issues.table.ts';
 import type {
@@ -18,6 +12,7 @@ import type {
   RuleThrottlesTable,
 } from './tables/notifications.table.ts';
 import type { OrganizationsTable } from './tables/organizations.table.ts';
+import type { ProcessingJobsTable } from './tables/processing-jobs.table.ts';
 import type { ProjectsTable } from './tables/projects.table.ts';
 import type { SessionSignalsTable } from './tables/session-signals.table.ts';
 import type { SessionsTable } from './tables/sessions.table.ts';
@@ -32,7 +27,6 @@ export interface Database {
   chunks: ChunksTable;
   session_signals: SessionSignalsTable;
   share_links: ShareLinksTable;
-  call_jobs: CallJobsTable;
   call_items: CallItemsTable;
   calls: CallsTable;
   call_tracks: CallTracksTable;
@@ -47,4 +41,5 @@ export interface Database {
   notification_events: NotificationEventsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  processing_jobs: ProcessingJobsTable;
 }

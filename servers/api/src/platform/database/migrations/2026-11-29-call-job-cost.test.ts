@@ -10,8 +10,9 @@ import {
 import { newSessionId } from '../../../../test/ingest-helpers.ts';
 import { createTestApp } from '../../../../test/test-app.ts';
 import { ENGINES } from '../../../../test/test-database.ts';
-import { claimCallJobs, processCallJob } from '../../../modules/processing/call-processing.ts';
+import { claimProcessingJobs, processSessionJob } from '../../../modules/processing/index.ts';
 import { down, up } from './2026-11-29-call-job-cost.ts';
+import * as processingJobs from './2026-11-30-processing-jobs.ts';
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
 
@@ -34,8 +35,8 @@ describe.each(ENGINES)('migration 2026-11-29-call-job-cost on %s', (engine) => {
         }),
       );
       const runJobs = async () => {
-        for (const job of await claimCallJobs(database, 10, 60_000))
-          await processCallJob(test.callDependencies, job);
+        for (const job of await claimProcessingJobs(database, 10, 60_000))
+          await processSessionJob(test.processingDependencies, job);
       };
       const view = async () => {
         const [call] = (
@@ -72,12 +73,14 @@ describe.each(ENGINES)('migration 2026-11-29-call-job-cost on %s', (engine) => {
       const rowCounts = await trackCounts();
 
       // Down: a segment per series piece (the connection's and each of four tracks'), and the
-      // tracks' counts include them.
+      // tracks' counts include them (the later migration, that renamed its job table, first).
+      await processingJobs.down(database);
       await down(database);
       expect(await count('call_series_segments')).toBe(pieces * 5);
       expect(await trackCounts()).not.toEqual(rowCounts);
       // Up again: the same pieces, counts and call.
       await up(database);
+      await processingJobs.up(database);
       expect(await count('call_series_pieces')).toBe(pieces);
       expect(await trackCounts()).toEqual(rowCounts);
       expect(await view()).toBe(before);
@@ -90,7 +93,7 @@ describe.each(ENGINES)('migration 2026-11-29-call-job-cost on %s', (engine) => {
       const live = await view();
       await database.deleteFrom('call_progress').execute();
       await database
-        .insertInto('call_jobs')
+        .insertInto('processing_jobs')
         .values({ project_id: project.project.id, session_id: sessionId, due_at: new Date(0) })
         .onConflict((conflict) =>
           conflict

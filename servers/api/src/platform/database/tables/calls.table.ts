@@ -3,21 +3,6 @@ import type { ColumnType, Insertable, JSONColumnType, Selectable } from 'kysely'
 /** int8 columns: both engines are set to return them as numbers (see createDatabase). */
 type BigintColumn = ColumnType<number, number | undefined, number>;
 
-/** The durable processing queue: a session with call data to (re)process. */
-export interface CallJobsTable {
-  project_id: string;
-  session_id: string;
-  /** Bumped by every chunk with call items: a worker deletes the row only if it did not move. */
-  generation: ColumnType<number, number | undefined, number>;
-  due_at: Date;
-  /** A worker holds the job until then (a crashed worker's job is taken again after it). */
-  locked_until: Date | null;
-  attempts: ColumnType<number, number | undefined, number>;
-  last_error: string | null;
-  /** When its last run finished: a worker that coalesces leaves it for a moment after. */
-  finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-}
-
 /** A validated `call.sample` or `call.event`, exactly as sent, at its place in the session. */
 export interface CallItemsTable {
   project_id: string;
@@ -109,7 +94,6 @@ export interface CallFindingsTable {
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
-export type CallJob = Selectable<CallJobsTable>;
 export type CallItem = Selectable<CallItemsTable>;
 export type NewCallItem = Insertable<CallItemsTable>;
 export type Call = Selectable<CallsTable>;

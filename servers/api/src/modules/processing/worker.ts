@@ -5,16 +5,10 @@ import {
   type PollingLoop,
   runConcurrently,
 } from '../../platform/jobs/polling-loop.ts';
-import {
-  type CallProcessingDependencies,
-  type CallProcessingResult,
-  type ClaimedCallJob,
-  claimCallJobBatch,
-  failCallJob,
-  processCallJob,
-} from './call-processing.ts';
+import { claimProcessingBatch, failProcessingJob, type ProcessingJob } from './jobs.ts';
+import { type ProcessingDependencies, type ProcessingResult, processSessionJob } from './process-session.ts';
 
-export interface CallWorkerOptions {
+export interface ProcessingWorkerOptions {
   /** How often an idle worker looks for due jobs (ms). Default 1000. */
   pollMs?: number;
   /** Jobs claimed at once. Default 8. */
@@ -40,11 +34,11 @@ export interface CallWorkerOptions {
    */
   coalesceMs?: number;
   /** Called after each job that ran to its end, with what it did (metrics, benchmarks). */
-  onJob?: (job: ClaimedCallJob, result: CallProcessingResult) => void;
+  onJob?: (job: ProcessingJob, result: ProcessingResult) => void;
 }
 
 /** Totals since the worker was created. */
-export interface CallWorkerStats {
+export interface ProcessingWorkerStats {
   jobs: number;
   failures: number;
   chunksRead: number;
@@ -55,40 +49,40 @@ export interface CallWorkerStats {
   recomputed: number;
 }
 
-/** The in-process worker of call processing jobs. */
-export interface CallWorker extends Omit<PollingLoop, 'wake'> {
+/** The in-process worker of processing jobs. */
+export interface ProcessingWorker extends Omit<PollingLoop, 'wake'> {
   /**
    * Looks for due jobs now instead of at the next poll (ingest calls it for every chunk with call
    * items). Given the chunk's session, when this worker ran that session's job less than
    * `coalesceMs` ago, it looks when the window ends instead: the job is not due before.
    */
   wake(session?: { projectId: string; sessionId: string }): void;
-  stats(): CallWorkerStats;
+  stats(): ProcessingWorkerStats;
 }
 
 /**
- * A worker that claims due `call_jobs` and runs {@link processCallJob} on each, one at a time. A
+ * A worker that claims due `processing_jobs` and runs {@link processSessionJob} on each, one at a time. A
  * job that throws is released with a backoff (its error kept in `last_error`) and never lost.
  * Any number of workers, in this process or others on the same PostgreSQL, can run at once.
  *
  * @example
  * ```ts
- * const worker = createCallWorker({ database, blobStore, masterKey, log });
+ * const worker = createProcessingWorker({ database, blobStore, masterKey, log });
  * worker.start();
  * // ...
  * await worker.stop();
  * ```
  */
-export function createCallWorker(
-  dependencies: CallProcessingDependencies,
-  options: CallWorkerOptions = {},
-): CallWorker {
+export function createProcessingWorker(
+  dependencies: ProcessingDependencies,
+  options: ProcessingWorkerOptions = {},
+): ProcessingWorker {
   const pollMs = options.pollMs ?? 1_000;
   const batchSize = options.batchSize ?? 8;
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const leaseMs = options.leaseMs ?? 60_000;
   const coalesceMs = Math.max(0, options.coalesceMs ?? 0);
-  const totals: CallWorkerStats = {
+  const totals: ProcessingWorkerStats = {
     jobs: 0,
     failures: 0,
     chunksRead: 0,
@@ -96,7 +90,7 @@ export function createCallWorker(
     trackSamples: 0,
     recomputed: 0,
   };
-  const add = (result: CallProcessingResult) => {
+  const add = (result: ProcessingResult) => {
     totals.jobs += 1;
     totals.chunksRead += result.chunksRead;
     totals.itemsAdded += result.itemsAdded;
@@ -110,7 +104,7 @@ export function createCallWorker(
    */
   async function runBatch(context: BatchContext): Promise<BatchOutcome> {
     const started = performance.now();
-    const { jobs, nextDueInMs } = await claimCallJobBatch(dependencies.database, {
+    const { jobs, nextDueInMs } = await claimProcessingBatch(dependencies.database, {
       limit: batchSize,
       leaseMs,
       coalesceMs: context.background ? coalesceMs : 0,
@@ -125,7 +119,7 @@ export function createCallWorker(
   const finishedAt = new Map<string, number>();
   const sessionKey = (session: { projectId: string; sessionId: string }) =>
     `${session.projectId}/${session.sessionId}`;
-  const noteFinished = (job: ClaimedCallJob) => {
+  const noteFinished = (job: ProcessingJob) => {
     if (coalesceMs === 0) return;
     const now = performance.now();
     if (finishedAt.size >= 10_000) {
@@ -135,18 +129,18 @@ export function createCallWorker(
     finishedAt.set(sessionKey(job), now);
   };
 
-  async function runJob(job: ClaimedCallJob): Promise<void> {
-    let result: CallProcessingResult;
+  async function runJob(job: ProcessingJob): Promise<void> {
+    let result: ProcessingResult;
     try {
-      result = await processCallJob(dependencies, job);
+      result = await processSessionJob(dependencies, job);
     } catch (error) {
       totals.failures += 1;
       dependencies.log.error(
         { err: error, projectId: job.projectId, sessionId: job.sessionId, attempts: job.attempts },
-        'call processing failed; the job will be retried',
+        'processing failed; the job will be retried',
       );
-      await failCallJob(dependencies.database, job, error).catch((failure: unknown) => {
-        dependencies.log.error({ err: failure }, 'could not release a failed call job');
+      await failProcessingJob(dependencies.database, job, error).catch((failure: unknown) => {
+        dependencies.log.error({ err: failure }, 'could not release a failed processing job');
       });
       return;
     }
@@ -157,7 +151,7 @@ export function createCallWorker(
 
   const loop = createPollingLoop(runBatch, {
     pollMs,
-    onError: (error) => dependencies.log.error({ err: error }, 'could not claim call jobs'),
+    onError: (error) => dependencies.log.error({ err: error }, 'could not claim processing jobs'),
   });
 
   return {

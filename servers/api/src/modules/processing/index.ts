@@ -1,0 +1,21 @@
+// Processing: the job after ingest, one per session, run in steps (calls, issues, custom events)
+// by any number of workers (servers/api/docs/processing.md).
+// Other modules import this module only through this file (servers/api/README.md, Layout).
+
+export {
+  claimProcessingBatch,
+  claimProcessingJobs,
+  failProcessingJob,
+  loadProcessingInput,
+  type ProcessingInput,
+  type ProcessingJob,
+  queueReprocessing,
+  retryDelayMs,
+} from './jobs.ts';
+export { type ProcessingDependencies, type ProcessingResult, processSessionJob } from './process-session.ts';
+export {
+  createProcessingWorker,
+  type ProcessingWorker,
+  type ProcessingWorkerOptions,
+  type ProcessingWorkerStats,
+} from './worker.ts';
