@@ -417,7 +417,7 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
       try {
         await writer.write(target, parent, bytes);
       } catch (error) {
-        if (error instanceof DurableWriteError && error.stage === 'open') throw error;
+        if (DurableWriteError.isInstance(error) && error.stage === 'open') throw error;
         throw failure('unavailable', `Cannot write blob ${key} in ${root}`, error);
       }
     });
