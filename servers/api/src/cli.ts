@@ -46,8 +46,34 @@ Settings come from the same environment variables as the server (SVC_DATA_DIR, D
 SVC_MASTER_KEY, SVC_MASTER_KEY_PREVIOUS, S3_*). On the embedded store, stop the server first: one
 process at a time.`;
 
-/** A mistake in how the CLI was called: printed with the usage, exit code 2. */
-class UsageError extends Error {}
+const usageErrorMarker = Symbol.for('@svc/api.UsageError');
+
+/**
+ * A mistake in how the CLI was called: printed with the usage, exit code 2.
+ *
+ * @example
+ * ```ts
+ * throw new UsageError({ message: '--name is required' });
+ * ```
+ */
+export class UsageError extends Error {
+  /** Marks instances for {@link UsageError.isInstance}, across copies of the module. */
+  readonly [usageErrorMarker] = true;
+
+  constructor({ message, cause }: { message: string; cause?: unknown }) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'UsageError';
+  }
+
+  /** Whether `value` is a UsageError (also one made by another copy of this module). */
+  static isInstance(value: unknown): value is UsageError {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as { [usageErrorMarker]?: unknown })[usageErrorMarker] === true
+    );
+  }
+}
 
 export interface CliIo {
   stdout(text: string): void;
@@ -74,7 +100,8 @@ async function withServices<Result>(
 
 function requireOption(values: Record<string, unknown>, name: string): string {
   const value = values[name];
-  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new UsageError({ message: `--${name} is required` });
   return value.trim();
 }
 
@@ -126,7 +153,7 @@ export async function runCli(
       }
       case 'create-project': {
         const name = requireOption(values, 'name');
-        if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+        if (name.length > 200) throw new UsageError({ message: '--name must be at most 200 characters' });
         const credentials = await withServices(configuration, (services) =>
           createProjectWithToken(services.database.database, services.masterKey, { name }),
         );
@@ -235,7 +262,7 @@ export async function runCli(
             projectId !== undefined &&
             (await findProjectById(services.database.database, projectId)) === undefined
           )
-            throw new UsageError(`No project ${projectId}`);
+            throw new UsageError({ message: `No project ${projectId}` });
           const queued = await queueReprocessing(services.database.database, projectId);
           const worker = createProcessingWorker({
             database: services.database.database,
@@ -257,19 +284,19 @@ export async function runCli(
         return done.failures === 0 ? 0 : 1;
       }
       default:
-        throw new UsageError(`Unknown command "${command}"`);
+        throw new UsageError({ message: `Unknown command "${command}"` });
     }
   } catch (error) {
     if (
-      error instanceof UsageError ||
+      UsageError.isInstance(error) ||
       (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))
     ) {
       io.stderr(`${error.message}\n\n${USAGE}\n`);
       return 2;
     }
     if (
-      error instanceof ConfigurationError ||
-      error instanceof DataDirectoryLockedError ||
+      ConfigurationError.isInstance(error) ||
+      DataDirectoryLockedError.isInstance(error) ||
       EncryptionError.isInstance(error)
     ) {
       io.stderr(`${error.message}\n`);

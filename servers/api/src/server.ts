@@ -4,6 +4,7 @@ import { buildApp } from './app.ts';
 import { ensureFirstProject, formatWelcome, type ProjectCredentials } from './modules/projects/bootstrap.ts';
 import { openServices } from './open-services.ts';
 import { ConfigurationError, describeConfiguration, loadConfiguration } from './platform/config.ts';
+import { DataDirectoryLockedError } from './platform/data-directory-lock.ts';
 
 /** A running server. */
 export interface RunningServer {
@@ -94,10 +95,7 @@ async function main(): Promise<void> {
   try {
     server = await startServer();
   } catch (error) {
-    if (
-      error instanceof ConfigurationError ||
-      (error instanceof Error && error.name === 'DataDirectoryLockedError')
-    ) {
+    if (ConfigurationError.isInstance(error) || DataDirectoryLockedError.isInstance(error)) {
       process.stderr.write(`${error.message}\n`);
       process.exit(1);
     }

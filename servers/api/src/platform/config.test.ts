@@ -8,7 +8,7 @@ function problemsOf(environment: Record<string, string>): string[] {
   try {
     loadConfiguration(environment);
   } catch (error) {
-    if (error instanceof ConfigurationError) return error.problems;
+    if (ConfigurationError.isInstance(error)) return error.problems;
     throw error;
   }
   throw new Error('expected a ConfigurationError');

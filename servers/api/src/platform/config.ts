@@ -63,14 +63,39 @@ export interface Configuration {
   webhookAllowedHosts: AllowedHosts;
 }
 
-/** Thrown by {@link loadConfiguration}: one line per bad setting, each naming the variable. */
+const configurationErrorMarker = Symbol.for('@svc/api.ConfigurationError');
+
+/**
+ * Thrown by {@link loadConfiguration}: one line per bad setting, each naming the variable. The
+ * message is made from `problems` (`Invalid configuration:` and one `  - ` line each).
+ *
+ * @example
+ * ```ts
+ * throw new ConfigurationError({ problems: ['S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: give both or neither'] });
+ * ```
+ */
 export class ConfigurationError extends Error {
+  /** Marks instances for {@link ConfigurationError.isInstance}, across copies of the module. */
+  readonly [configurationErrorMarker] = true;
+  /** One line per bad setting, each starting with the variable's name. */
   readonly problems: string[];
 
-  constructor(problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+  constructor({ problems, cause }: { problems: string[]; cause?: unknown }) {
+    super(
+      `Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`,
+      cause === undefined ? undefined : { cause },
+    );
     this.name = 'ConfigurationError';
     this.problems = problems;
+  }
+
+  /** Whether `value` is a ConfigurationError (also one made by another copy of this module). */
+  static isInstance(value: unknown): value is ConfigurationError {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as { [configurationErrorMarker]?: unknown })[configurationErrorMarker] === true
+    );
   }
 }
 
@@ -202,9 +227,11 @@ function isBase64Of32Bytes(value: string): boolean {
 export function loadConfiguration(environment: Record<string, string | undefined>): Configuration {
   const result = environmentSchema.safeParse(environment);
   if (!result.success) {
-    throw new ConfigurationError(
-      result.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`),
-    );
+    throw new ConfigurationError({
+      problems: result.error.issues.map(
+        (issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`,
+      ),
+    });
   }
   const settings = result.data;
   const problems: string[] = [];
@@ -226,7 +253,7 @@ export function loadConfiguration(environment: Record<string, string | undefined
   if ((settings.S3_ACCESS_KEY_ID === undefined) !== (settings.S3_SECRET_ACCESS_KEY === undefined)) {
     problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: give both or neither');
   }
-  if (problems.length > 0) throw new ConfigurationError(problems);
+  if (problems.length > 0) throw new ConfigurationError({ problems });
 
   const port = settings.PORT;
   const publicUrl = (settings.SVC_PUBLIC_URL ?? `http://${formatHost(settings.HOST)}:${port}`).replace(

@@ -85,51 +85,9 @@ export interface ErrorIdentity {
 
 /**
  * The identity of a browser error: what clusters it with the same error in other sessions.
- *
- * - **Name**: trimmed, whitespace collapsed, scrubbed like a message (so a name never carries an
- *   email or an id either), at most 100 chars; `Error` when absent or blank.
- * - **Frames**: the stack is parsed by {@link parseStackFrames} (after removing the
- *   `Name: message` header V8 repeats at its top, so a message that embeds another stack is not
- *   read as frames). Each frame is normalized to `function@path`:
- *   - line and column are dropped (they move with every build);
- *   - the file is its URL's path only: no origin (the same bundle from a CDN and from the app's
- *     origin is one file), no query, no fragment; `blob:` is unwrapped, a `data:` URL is `data:`;
- *   - content hashes in the path become `*`: a run of letters and digits between separators
- *     (`.`, `-`, `_`, `/`…) that is hex of 8 or more, or hex of 6 or 7 holding a digit
- *     (`main.3f9a2b7c.js`; not `facade.js`), or 8 or more
- *     letters and digits mixed (`chunk-AB12CD34.js`, and, as a known cost, `html2canvas.js`); the
- *     8-character `-hash` suffix of Rollup/Vite and esbuild names (`index-BxY7kQ_z.js`, which may
- *     hold `_` and `-`) when it holds a digit or a capital after its first character (not
- *     `user-settings.js`); a UUID; and a path segment of digits only (an id in the URL of a page
- *     with an inline script);
- *   - the function drops what differs between calls of the same code: a Firefox async cause
- *     (`promise callback*`, `async*`), a V8 alias (` [as onClick]`), and the prefixes `async `,
- *     `new ` and `Object.` (repeatedly); an anonymous function (`<anonymous>`, none) is `?`;
- *   - frames of browser extensions (`chrome-extension:`, `moz-extension:`, `safari-extension:`,
- *     `safari-web-extension:`, `ms-browser-extension:`, Safari's `webkit-masked-url:`) and of
- *     native code (`<anonymous>`, `[native code]`, `native`, `self-hosted`, `index 0` of
- *     `Promise.all`) are dropped, and so is a frame with neither a function nor a file;
- *   - repeats of the frame above are dropped, so a recursive function that throws at depth 1 and
- *     at depth 5 is one issue.
- *
- *   Minified function names are kept as they are; a build that renames them starts new issues
- *   (source maps would be needed to do better). Fingerprints are stable per browser engine;
- *   engines often agree once normalized (`Object.Xd` in Chromium is `Xd` in Firefox and Safari),
- *   but not always (`HTMLButtonElement.callCallback` against `callCallback`, Safari's
- *   `global code` against an anonymous frame, async frames Safari does not show), so the same bug
- *   may be one issue per engine.
- * - **Fingerprint**: SHA-256 over a versioned JSON text of the name and the top 3 frames. The
- *   message is left out when there is a frame, as messages embed ids; with no usable frame it is
- *   the name and the normalized message ({@link normalizeMessage}). Only what normalization keeps
- *   goes in, so the fingerprint, like the title, never depends on removed values: errors that
- *   differ only in an id, a number or a quoted value are one issue. This includes
- *   `Cannot read properties of undefined (reading 'x')` and `(reading 'y')` with no stack: the
- *   property names are lost, the price of never putting quoted user data in a title; when
- *   there is a stack the frames tell such errors apart.
- * - **Title**: `name: message` (just `name` for an empty message), at most 200 chars, ending in
- *   `…` when cut.
- *
  * Pure and deterministic; the work is bounded by {@link ERROR_IDENTITY_LIMITS}.
+ *
+ * Design: servers/api/docs/fingerprints.md (how the name, frames, fingerprint and title are built).
  *
  * @example
  * ```ts
@@ -184,19 +142,7 @@ export function errorIdentity(error: {
  * Parses the frames of a V8/Chromium, Firefox or Safari stack, top first, without normalizing
  * them (see {@link StackFrame}; {@link errorIdentity} normalizes).
  *
- * - Only the first 50 lines are read, and a line longer than 2 000 chars is skipped.
- * - A stack is V8's when one of those lines starts with `at `; then only such lines are frames,
- *   which skips the `Name: message` header and the further lines of a multi-line message.
- *   V8 lines: `at fn (url:line:col)`, `at url:line:col`, `at async fn (…)`, `at new Foo (…)`,
- *   `at Object.<anonymous> (…)`, `at fn (<anonymous>)`, `at async Promise.all (index 0)` and
- *   eval frames `at eval (eval at outer (url:line:col), <anonymous>:1:1)`, whose location is the
- *   innermost `url:line:col` (where `eval` was called).
- * - Otherwise lines are Firefox's or Safari's: `fn@url:line:col`, `@url:line:col`,
- *   `global code@url:line:col`, `forEach@[native code]`, Firefox's `async*fn@…` and eval frames
- *   `fn@url line 2 > eval:1:5` (file `url`, line 2), and Safari's bare `url:line:col`. A line
- *   whose part before `@` holds `: ` is a `Name: message` header mentioning an address, not a
- *   frame.
- * - Lines that are none of these are skipped; so is a frame with neither function nor file.
+ * Design: servers/api/docs/fingerprints.md#parsing-a-stack (the stack formats read).
  *
  * @example
  * ```ts
@@ -223,17 +169,7 @@ export function parseStackFrames(stack: string): StackFrame[] {
  * Normalizes an error message so that messages that differ only in their data read the same,
  * and no data is left to leak into a title or a webhook.
  *
- * 1. Only the first 2 000 chars are read; when the first line is longer, the word cut in half
- *    there is dropped too (half an address is still an address).
- * 2. The first line only, whitespace collapsed to one space, trimmed.
- * 3. In this order (each pattern runs in linear time, none can backtrack catastrophically):
- *    URLs (`scheme://…`) → `<url>`; emails → `<email>`; UUIDs → `<uuid>`; quoted strings
- *    (`'…'` opened after a non-word char, so `can't` opens none; `"…"`; `` `…` ``) → `'<str>'`,
- *    `"<str>"`, `` `<str>` `` (the quotes are kept); hex ids (`0x…`, or 8+ hex digits with a
- *    letter) → `<hex>`; numbers (`42`, `3.14`, `1.2.3`, and glued ones: `user1234` → `user<n>`,
- *    `250ms` → `<n>ms`) → `<n>`, except one or two digits after a letter, which name things
- *    (`utf8`, `h1`, `Http2Error`). So a title never holds a run of 3 digits.
- * 4. At most 200 chars.
+ * Design: servers/api/docs/fingerprints.md#messages (what is replaced, in which order).
  *
  * @example
  * ```ts

@@ -5,11 +5,29 @@ import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { projectDataKey } from '../projects/index.ts';
 import { openChunk } from './chunk-storage.ts';
 
-/** A chunk that is indexed but cannot be read back: its blob is gone, or does not open. */
+const marker = Symbol.for('@svc/api.ChunkReadError');
+
+/**
+ * A chunk that is indexed but cannot be read back: its blob is gone, or does not open. No route
+ * answers it: the error handler masks it as a 500.
+ *
+ * @example
+ * ```ts
+ * throw new ChunkReadError({ message: `Chunk ${sessionId}/${seq} is not JSON`, cause: error });
+ * ```
+ */
 export class ChunkReadError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** Marks instances for {@link ChunkReadError.isInstance}, across copies of the module. */
+  readonly [marker] = true;
+
+  constructor({ message, cause }: { message: string; cause?: unknown }) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'ChunkReadError';
+  }
+
+  /** Whether `value` is a ChunkReadError (also one made by another copy of this module). */
+  static isInstance(value: unknown): value is ChunkReadError {
+    return typeof value === 'object' && value !== null && (value as { [marker]?: unknown })[marker] === true;
   }
 }
 
@@ -40,13 +58,14 @@ export async function readChunkBytes(
   const sealed = await stores.blobStore.get(chunk.blob_key);
   if (sealed === null) {
     log.error({ ...place, blobKey: chunk.blob_key }, 'chunk blob is missing');
-    throw new ChunkReadError(`The blob of chunk ${chunk.session_id}/${chunk.seq} is missing`);
+    throw new ChunkReadError({ message: `The blob of chunk ${chunk.session_id}/${chunk.seq} is missing` });
   }
   try {
     return await openChunk(projectDataKey(stores.masterKey, project), sealed, place);
   } catch (error) {
     log.error({ ...place, blobKey: chunk.blob_key, err: error }, 'chunk blob does not open');
-    throw new ChunkReadError(`The blob of chunk ${chunk.session_id}/${chunk.seq} does not open`, {
+    throw new ChunkReadError({
+      message: `The blob of chunk ${chunk.session_id}/${chunk.seq} does not open`,
       cause: error,
     });
   }
@@ -58,10 +77,10 @@ export function chunkEvents(bytes: Uint8Array, chunk: Pick<Chunk, 'session_id' |
   try {
     parsed = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
   } catch (error) {
-    throw new ChunkReadError(`Chunk ${chunk.session_id}/${chunk.seq} is not JSON`, { cause: error });
+    throw new ChunkReadError({ message: `Chunk ${chunk.session_id}/${chunk.seq} is not JSON`, cause: error });
   }
   const events = (parsed as { events?: unknown } | null)?.events;
   if (!Array.isArray(events))
-    throw new ChunkReadError(`Chunk ${chunk.session_id}/${chunk.seq} has no events`);
+    throw new ChunkReadError({ message: `Chunk ${chunk.session_id}/${chunk.seq} has no events` });
   return events;
 }

@@ -131,16 +131,11 @@ function sessionRowOf(record: ChunkRecord): NewSession {
 }
 
 /**
- * Queues processing for the sessions of the new chunks (`fresh`) that carry call items, errors
- * (they cluster into issues, which notify) or custom events while the project has a custom
- * notification rule, in
- * the statement or transaction that indexes them: a chunk is never indexed without its job. A
- * chunk with session facts the calls copy (`meta`, `identify`) queues the session too when it
- * has calls or a queued job already, so a late first chunk still reaches its calls. A
- * queued job is due at once; a job already queued (or running) gets a new `generation`, so the
- * worker that holds it runs it again rather than deleting it.
+ * Queues processing for the sessions of the new chunks (`fresh`), in the statement or
+ * transaction that indexes them: a chunk is never indexed without its job.
+ * Design: servers/api/docs/ingest.md#queueing-processing (which chunks queue their session).
  */
-const CALL_JOBS_UPSERT = sql`
+const PROCESSING_JOBS_UPSERT = sql`
   insert into processing_jobs (project_id, session_id, due_at)
   select distinct project_id, session_id, now() from fresh
   where call_item_count > 0 or error_count > 0
@@ -162,25 +157,9 @@ function severityRank(column: RawBuilder<unknown>): RawBuilder<number> {
 
 /**
  * Indexes a batch of chunks whose blobs are durable, inside the caller's transaction, in a fixed
- * number of statements whatever the batch size (group commit: see `chunk-index-writer.ts`):
+ * number of statements whatever the batch size (group commit: see `chunk-index-writer.ts`).
  *
- * 1. one insert of every chunk row, `on conflict do nothing`: the rows it returns are the chunks
- *    that are new. A chunk already indexed — a retry, a race lost to another request, or the same
- *    `(session, seq)` twice in the batch (the first one wins) — changes nothing.
- * 2. the new chunks are merged into their sessions: one upsert per round, where round k holds the
- *    k-th new chunk of each session in the batch (so usually one round), exactly as if the chunks
- *    had been indexed one by one in batch order. Every new chunk's session is written here, in
- *    the same transaction: that is what keeps chunk -> session whole (no foreign key checks it:
- *    migration 2026-11-24-chunk-session-in-code).
- * 3. one insert of the new chunks' signals (per 1 000 rows).
- *
- * Rows are written in key order, so concurrent batches on PostgreSQL lock them in the same order.
- *
- * Merge rules: `started_at` is the earliest and `last_event_at` the latest any chunk showed,
- * `duration_ms` their difference; counts and bytes add up; `level` is the highest severity;
- * `max_seq` the highest seq. Meta fields come from the first chunk (seq 0) whenever it is there;
- * a later chunk's meta only fills what is still empty. The user is the one of the last `identify`
- * event in seq order (`user_seq`), whatever order chunks arrive in, else `meta.user`.
+ * Design: servers/api/docs/ingest.md (the steps, and the merge rules of a chunk into its session).
  *
  * @returns the blob keys of the records that were new (and are now indexed).
  *
@@ -194,6 +173,7 @@ export async function recordChunks(
   records: readonly ChunkRecord[],
 ): Promise<Set<string>> {
   if (records.length === 0) return new Set();
+  // Rows are written in key order, so concurrent batches on PostgreSQL lock them in the same order.
   const byKey = (a: ChunkRecord, b: ChunkRecord) =>
     compare(a.projectId, b.projectId) ||
     compare(a.chunk.sessionId, b.chunk.sessionId) ||
@@ -255,7 +235,7 @@ export async function recordChunks(
           as fresh (project_id text, session_id text, call_item_count integer, error_count integer,
             custom_count integer, refreshes_calls boolean)
       )
-      ${CALL_JOBS_UPSERT}`.execute(transaction);
+      ${PROCESSING_JOBS_UPSERT}`.execute(transaction);
   }
   return stored;
 }
@@ -313,7 +293,7 @@ function chunkRowOf(record: ChunkRecord) {
 
 /**
  * The `on conflict (project_id, id) do update set` of a session upsert whose rows each carry one
- * chunk (`excluded` is that chunk's session row): the merge rules of {@link recordChunks}.
+ * chunk (`excluded` is that chunk's session row): the merge rules of servers/api/docs/ingest.md.
  * `userWins`: the chunk's user comes from an `identify` event and replaces the session's.
  */
 function sessionMerge(userWins: boolean): Record<string, RawBuilder<unknown>> {
@@ -443,7 +423,7 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
     fresh as (select * from input where blob_key in (select blob_key from inserted)),
     identified_sessions as (${sessionsOf(true)}),
     other_sessions as (${sessionsOf(false)}),
-    processing_jobs as (${CALL_JOBS_UPSERT}),
+    processing_jobs as (${PROCESSING_JOBS_UPSERT}),
     signals as (
       insert into session_signals (project_id, session_id, seq, ${identifiers(SIGNAL_COLUMNS)})
       select fresh.project_id, fresh.session_id, fresh.seq, ${identifiers(SIGNAL_COLUMNS, 'signal')}

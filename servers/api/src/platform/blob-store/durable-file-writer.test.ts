@@ -24,8 +24,9 @@ async function failureOf(promise: Promise<unknown>): Promise<DurableWriteError> 
     () => undefined,
     (caught: unknown) => caught,
   );
-  expect(error).toBeInstanceOf(DurableWriteError);
-  return error as DurableWriteError;
+  if (!DurableWriteError.isInstance(error))
+    throw new Error(`expected a DurableWriteError, got ${String(error)}`);
+  return error;
 }
 
 describe('durable file writer', () => {

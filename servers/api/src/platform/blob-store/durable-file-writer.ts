@@ -13,16 +13,45 @@ export interface DurableFileWriter {
   close(): Promise<void>;
 }
 
-/** Why a {@link DurableFileWriter.write} failed: the step, and the file system's error code. */
+const marker = Symbol.for('@svc/api.DurableWriteError');
+
+/**
+ * Why a {@link DurableFileWriter.write} failed: the step (`stage`), and the file system's error
+ * code (`code`, e.g. `EEXIST`; none when the thread failed or the writer is closed).
+ *
+ * @example
+ * ```ts
+ * throw new DurableWriteError({ stage: 'open', code: 'EEXIST', message: "EEXIST: file already exists, open '/data/blobs/a'" });
+ * ```
+ */
 export class DurableWriteError extends Error {
+  /** Marks instances for {@link DurableWriteError.isInstance}, across copies of the module. */
+  readonly [marker] = true;
+  /** The step that failed: `open` left nothing behind; `thread`: the writer's thread, not the file. */
   readonly stage: WriteStage | 'thread';
+  /** The file system's error code (`EEXIST`, `ENOSPC`, ...), if it gave one. */
   readonly code: string | undefined;
 
-  constructor(stage: WriteStage | 'thread', code: string | undefined, message: string) {
-    super(message);
+  constructor({
+    stage,
+    code,
+    message,
+    cause,
+  }: {
+    stage: WriteStage | 'thread';
+    code?: string | undefined;
+    message: string;
+    cause?: unknown;
+  }) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'DurableWriteError';
     this.stage = stage;
     this.code = code;
+  }
+
+  /** Whether `value` is a DurableWriteError (also one made by another copy of this module). */
+  static isInstance(value: unknown): value is DurableWriteError {
+    return typeof value === 'object' && value !== null && (value as { [marker]?: unknown })[marker] === true;
   }
 }
 
@@ -78,13 +107,13 @@ export function createDurableFileWriter(options: DurableFileWriterOptions = {}):
       thread.pending.delete(result.id);
       if (thread.pending.size === 0) worker.unref();
       if (result.error === undefined) job.resolve();
-      else job.reject(new DurableWriteError(result.error.stage, result.error.code, result.error.message));
+      else job.reject(new DurableWriteError(result.error));
     });
     const fail = (reason: string) => {
       const index = threads.indexOf(thread);
       if (index >= 0) threads.splice(index, 1);
       for (const job of thread.pending.values()) {
-        job.reject(new DurableWriteError('thread', undefined, `The file writer thread ${reason}`));
+        job.reject(new DurableWriteError({ stage: 'thread', message: `The file writer thread ${reason}` }));
       }
       thread.pending.clear();
     };
@@ -106,7 +135,9 @@ export function createDurableFileWriter(options: DurableFileWriterOptions = {}):
   return {
     write(file, directory, bytes) {
       if (closed)
-        return Promise.reject(new DurableWriteError('thread', undefined, 'The file writer is closed'));
+        return Promise.reject(
+          new DurableWriteError({ stage: 'thread', message: 'The file writer is closed' }),
+        );
       const thread = pick();
       const id = nextId++;
       return new Promise<void>((resolve, reject) => {

@@ -95,34 +95,7 @@ interface Reached<T> {
  * A {@link BlobStore} on the local file system: the object `a/b/c` is the file
  * `<directory>/a/b/c`.
  *
- * `put` writes a temporary file in the target's directory (a name containing `~`, which no key
- * can contain, so `get` never sees it), fsyncs it, renames it over the target, then fsyncs the
- * directory. A crash at any point leaves the old object or the new one, never a partial one; a
- * leftover temporary file is invisible and harmless. `delete` removes directories it leaves
- * empty, so deleted sessions leave no empty directories. Files are created with mode 0600 and
- * directories with 0700.
- *
- * A directory's own entry must be durable too, or a crash could lose the directory and the
- * object with it. The store remembers (in memory, up to {@link maximumKnownDirectories}) which
- * directories are: a put that creates a directory fsyncs its parent, and so does the first put
- * through a directory the store did not create (a previous process may have crashed before
- * fsyncing it). Every put waits for its directories' entries, so a put into a directory that a
- * concurrent put has just created still returns only once that directory is durable. In the
- * common case a put therefore costs two fsyncs, the file's and its directory's; fsyncs of one
- * directory requested while one is running are served together by the next one, which starts
- * after all of them were requested. A write-once put (`PutOptions.writeOnce`) writes the object
- * in place instead, and does its blocking calls, the directory's fsync included, on one of the
- * store's writer threads (`durable-file-writer.ts`): one message instead of a round trip through
- * the event loop per call. `close()` stops those threads.
- *
- * Once a put's temporary file is open its directories cannot be removed (they are not empty).
- * A directory that a concurrent delete tried to remove while the put was getting there may be a
- * new one, so for it the put fsyncs the parent itself. The store assumes it is the only one
- * changing its directory while it runs (one instance per directory); instances one after the
- * other are fine.
- *
- * Limitation: a key cannot be both an object and a prefix of other objects (`a` and `a/b`):
- * such a `put` throws `key_conflict`. The server's keys have a fixed depth, so this never happens.
+ * Design: servers/api/docs/file-blob-store.md (how puts, directories and deletes stay durable).
  *
  * @example
  * ```ts
@@ -417,7 +390,7 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
       try {
         await writer.write(target, parent, bytes);
       } catch (error) {
-        if (error instanceof DurableWriteError && error.stage === 'open') throw error;
+        if (DurableWriteError.isInstance(error) && error.stage === 'open') throw error;
         throw failure('unavailable', `Cannot write blob ${key} in ${root}`, error);
       }
     });
