@@ -186,11 +186,15 @@ export default async function issueRoutes(fastify: FastifyInstance) {
     async (request) => {
       const projectId = request.auth.project.id;
       const { ids, ...change } = request.body;
-      const changed = await setClustersStatus(database, projectId, [...new Set(ids)], change, new Date());
-      if (changed.length !== new Set(ids).size) {
-        const found = new Set(changed.map((row) => row.id));
-        throw notFound(`No issue ${ids.filter((id) => !found.has(id)).join(', ')}`);
-      }
+      const unique = [...new Set(ids)];
+      // All or nothing: an id that is not the project's cluster rolls the others back (404).
+      const changed = await database.transaction().execute(async (transaction) => {
+        const rows = await setClustersStatus(transaction, projectId, unique, change, new Date());
+        const found = new Set(rows.map((row) => row.id));
+        const missing = unique.filter((id) => !found.has(id));
+        if (missing.length > 0) throw notFound(`No issue ${missing.join(', ')}`);
+        return rows;
+      });
       return { items: await withCounts(database, projectId, changed) };
     },
   );
