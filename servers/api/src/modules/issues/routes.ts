@@ -1,10 +1,10 @@
 import { idSchema, listPageSchema, severitySchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../platform/database/schema.ts';
-import type { ClusterStatus, IssueCluster } from '../../platform/database/tables/issues.table.ts';
+import type { IssueCluster } from '../../platform/database/tables/issues.table.ts';
 import {
   decodeClusterCursor,
   decodeOffsetCursor,
@@ -12,9 +12,18 @@ import {
   encodeOffsetCursor,
 } from '../../platform/http/cursor.ts';
 import { notFound } from '../../platform/http/errors.ts';
-import { keysetPage } from '../../platform/http/keyset-page.ts';
 import { integerParameter } from '../../platform/http/query.ts';
 import { CLUSTER_KINDS } from '../notifications/index.ts';
+import {
+  type ClusterCounts,
+  countClusterOccurrences,
+  findCluster,
+  findClusterByFingerprint,
+  findClusterSessionsPage,
+  findClustersPage,
+  setClusterStatus,
+  setClustersStatus,
+} from './repository.ts';
 
 const MAX_ISSUES_LIMIT = 200;
 const DAY_MS = 24 * 3600 * 1000;
@@ -74,83 +83,63 @@ const clusterSessionSchema = z.object({
   environment: z.string().optional(),
 });
 
-/** Clusters of a page with their counts (one grouped statement). */
+/** The view of a cluster with its counts (`undefined`: no occurrences). */
+function toClusterView(cluster: IssueCluster, count: ClusterCounts | undefined): ClusterView {
+  return {
+    id: cluster.id,
+    kind: cluster.kind,
+    fingerprint: cluster.fingerprint,
+    title: cluster.title,
+    severity: cluster.severity,
+    status: cluster.status,
+    firstSeenAt: new Date(cluster.first_seen_at).toISOString(),
+    lastSeenAt: new Date(cluster.last_seen_at).toISOString(),
+    count24h: Number(count?.recent ?? 0),
+    occurrences: Number(count?.occurrences ?? 0),
+    sessions: Number(count?.sessions ?? 0),
+    releases: [...(count?.releases ?? [])].sort().reverse().slice(0, MAX_RELEASES),
+    lastRelease: cluster.last_release ?? undefined,
+    resolvedAt: cluster.resolved_at === null ? undefined : new Date(cluster.resolved_at).toISOString(),
+    resolvedRelease: cluster.resolved_release ?? undefined,
+  };
+}
+
+/** Clusters with their counts (one grouped statement). */
 async function withCounts(
   database: Kysely<Database>,
   projectId: string,
   clusters: readonly IssueCluster[],
-  now: number,
 ): Promise<ClusterView[]> {
-  if (clusters.length === 0) return [];
-  const ids = clusters.map((cluster) => cluster.id);
-  const counts = await database
-    .selectFrom('cluster_occurrences')
-    .select(({ fn }) => [
-      'cluster_id',
-      sql<number>`count(*) filter (where seen_at > ${new Date(now - DAY_MS)})`.as('count24h'),
-      fn.countAll<number>().as('occurrences'),
-      sql<number>`count(distinct session_id)`.as('sessions'),
-      sql<string[]>`(array_agg(distinct release) filter (where release is not null))`.as('releases'),
-    ])
-    .where('project_id', '=', projectId)
-    .where('cluster_id', 'in', ids)
-    .groupBy('cluster_id')
-    .execute();
+  const counts = await countClusterOccurrences(
+    database,
+    projectId,
+    clusters.map((cluster) => cluster.id),
+    new Date(Date.now() - DAY_MS),
+  );
   const byId = new Map(counts.map((row) => [row.cluster_id, row]));
-  return clusters.map((cluster) => {
-    const count = byId.get(cluster.id);
-    return {
-      id: cluster.id,
-      kind: cluster.kind,
-      fingerprint: cluster.fingerprint,
-      title: cluster.title,
-      severity: cluster.severity,
-      status: cluster.status,
-      firstSeenAt: new Date(cluster.first_seen_at).toISOString(),
-      lastSeenAt: new Date(cluster.last_seen_at).toISOString(),
-      count24h: Number(count?.count24h ?? 0),
-      occurrences: Number(count?.occurrences ?? 0),
-      sessions: Number(count?.sessions ?? 0),
-      releases: [...(count?.releases ?? [])].sort().reverse().slice(0, MAX_RELEASES),
-      lastRelease: cluster.last_release ?? undefined,
-      resolvedAt: cluster.resolved_at === null ? undefined : new Date(cluster.resolved_at).toISOString(),
-      resolvedRelease: cluster.resolved_release ?? undefined,
-    };
-  });
+  return clusters.map((cluster) => toClusterView(cluster, byId.get(cluster.id)));
 }
 
-/** Sets the status of the project's clusters `ids`; returns the changed clusters. */
-async function changeStatus(
+/** One cluster with its counts. */
+async function withCount(
   database: Kysely<Database>,
   projectId: string,
-  ids: readonly string[],
-  change: { status: ClusterStatus; resolvedInRelease?: string | undefined },
-): Promise<IssueCluster[]> {
-  const now = new Date();
-  const resolved = change.status === 'resolved';
-  return database
-    .updateTable('issue_clusters')
-    .set({
-      status: change.status,
-      status_changed_at: now,
-      updated_at: now,
-      resolved_at: resolved ? now : null,
-      resolved_release: resolved
-        ? change.resolvedInRelease === undefined
-          ? sql<string | null>`last_release`
-          : change.resolvedInRelease
-        : null,
-    })
-    .where('project_id', '=', projectId)
-    .where('id', 'in', ids)
-    .returningAll()
-    .execute();
+  cluster: IssueCluster,
+): Promise<ClusterView> {
+  const [count] = await countClusterOccurrences(
+    database,
+    projectId,
+    [cluster.id],
+    new Date(Date.now() - DAY_MS),
+  );
+  return toClusterView(cluster, count);
 }
 
 /**
  * `/v1/issues`: the project's issue clusters (findings and errors grouped by fingerprint), and
  * `/v1/errors`, the legacy lookup of error clusters by fingerprint. Changing a status never
- * notifies; a resolved cluster seen again does (`cluster.regressed` / `cluster.reopened`).
+ * notifies; a resolved cluster seen again does (`cluster.regressed` / `cluster.reopened`). A
+ * cluster of another project, or none, is a 404. The storage is in repository.ts.
  */
 export default async function issueRoutes(fastify: FastifyInstance) {
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
@@ -162,46 +151,15 @@ export default async function issueRoutes(fastify: FastifyInstance) {
     query: z.infer<typeof listQuerySchema>,
     onlyKind?: string,
   ) => {
-    const limit = query.limit ?? 50;
-    let select = database
-      .selectFrom('issue_clusters')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .orderBy('last_seen_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit + 1);
-    const kind = onlyKind ?? query.kind;
-    if (kind !== undefined) select = select.where('kind', '=', kind);
-    if (query.status !== undefined) select = select.where('status', '=', query.status);
-    if (query.cursor !== undefined) {
-      const after = decodeClusterCursor(query.cursor);
-      select = select.where(({ eb, or, and }) =>
-        or([
-          eb('last_seen_at', '<', after.lastSeenAt),
-          and([eb('last_seen_at', '=', after.lastSeenAt), eb('id', '<', after.id)]),
-        ]),
-      );
-    }
-    const rows = await select.execute();
-    const { page, more } = keysetPage(rows, limit);
+    const page = await findClustersPage(database, projectId, {
+      filters: { kind: onlyKind ?? query.kind, status: query.status },
+      after: query.cursor === undefined ? undefined : decodeClusterCursor(query.cursor),
+      limit: query.limit ?? 50,
+    });
     return {
-      items: await withCounts(database, projectId, page, Date.now()),
-      nextCursor:
-        more === undefined
-          ? undefined
-          : encodeClusterCursor({ lastSeenAt: new Date(more.last_seen_at), id: more.id }),
+      items: await withCounts(database, projectId, page.clusters),
+      nextCursor: page.next === undefined ? undefined : encodeClusterCursor(page.next),
     };
-  };
-
-  const findCluster = async (projectId: string, id: string) => {
-    const row = await database
-      .selectFrom('issue_clusters')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (row === undefined) throw notFound(`No issue ${id}`);
-    return row;
   };
 
   routes.get(
@@ -226,13 +184,18 @@ export default async function issueRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
+      const projectId = request.auth.project.id;
       const { ids, ...change } = request.body;
-      const changed = await changeStatus(database, request.auth.project.id, [...new Set(ids)], change);
-      if (changed.length !== new Set(ids).size) {
-        const found = new Set(changed.map((row) => row.id));
-        throw notFound(`No issue ${ids.filter((id) => !found.has(id)).join(', ')}`);
-      }
-      return { items: await withCounts(database, request.auth.project.id, changed, Date.now()) };
+      const unique = [...new Set(ids)];
+      // All or nothing: an id that is not the project's cluster rolls the others back (404).
+      const changed = await database.transaction().execute(async (transaction) => {
+        const rows = await setClustersStatus(transaction, projectId, unique, change, new Date());
+        const found = new Set(rows.map((row) => row.id));
+        const missing = unique.filter((id) => !found.has(id));
+        if (missing.length > 0) throw notFound(`No issue ${missing.join(', ')}`);
+        return rows;
+      });
+      return { items: await withCounts(database, projectId, changed) };
     },
   );
 
@@ -246,8 +209,9 @@ export default async function issueRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const cluster = await findCluster(request.auth.project.id, request.params.id);
-      return (await withCounts(database, request.auth.project.id, [cluster], Date.now()))[0] as ClusterView;
+      const cluster = await findCluster(database, request.auth.project.id, request.params.id);
+      if (cluster === undefined) throw notFound(`No issue ${request.params.id}`);
+      return withCount(database, request.auth.project.id, cluster);
     },
   );
 
@@ -262,16 +226,15 @@ export default async function issueRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      await findCluster(request.auth.project.id, request.params.id);
-      const [changed] = await changeStatus(
+      const changed = await setClusterStatus(
         database,
         request.auth.project.id,
-        [request.params.id],
+        request.params.id,
         request.body,
+        new Date(),
       );
-      return (
-        await withCounts(database, request.auth.project.id, [changed as IssueCluster], Date.now())
-      )[0] as ClusterView;
+      if (changed === undefined) throw notFound(`No issue ${request.params.id}`);
+      return withCount(database, request.auth.project.id, changed);
     },
   );
 
@@ -290,30 +253,13 @@ export default async function issueRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const projectId = request.auth.project.id;
-      await findCluster(projectId, request.params.id);
+      if ((await findCluster(database, projectId, request.params.id)) === undefined)
+        throw notFound(`No issue ${request.params.id}`);
       const limit = request.query.limit ?? 50;
       const offset = request.query.cursor === undefined ? 0 : decodeOffsetCursor(request.query.cursor);
-      const rows = await database
-        .selectFrom('cluster_occurrences')
-        .select(({ fn }) => [
-          'session_id',
-          fn.countAll<number>().as('occurrences'),
-          fn.min('t').as('first_at'),
-          fn.max('t').as('last_at'),
-          fn.max('release').as('release'),
-          fn.max('environment').as('environment'),
-          fn.max('seen_at').as('last_seen'),
-        ])
-        .where('project_id', '=', projectId)
-        .where('cluster_id', '=', request.params.id)
-        .groupBy('session_id')
-        .orderBy('last_seen', 'desc')
-        .orderBy('session_id', 'desc')
-        .limit(limit + 1)
-        .offset(offset)
-        .execute();
+      const page = await findClusterSessionsPage(database, projectId, request.params.id, { limit, offset });
       return {
-        items: rows.slice(0, limit).map((row) => ({
+        items: page.sessions.map((row) => ({
           sessionId: row.session_id,
           occurrences: Number(row.occurrences),
           firstAt: new Date(row.first_at).toISOString(),
@@ -321,7 +267,7 @@ export default async function issueRoutes(fastify: FastifyInstance) {
           release: row.release ?? undefined,
           environment: row.environment ?? undefined,
         })),
-        nextCursor: rows.length > limit ? encodeOffsetCursor(offset + limit) : undefined,
+        nextCursor: page.more ? encodeOffsetCursor(offset + limit) : undefined,
       };
     },
   );
@@ -351,14 +297,9 @@ export default async function issueRoutes(fastify: FastifyInstance) {
     async (request) => {
       const { fingerprint } = request.params;
       const key = fingerprint.startsWith('error:') ? fingerprint : `error:${fingerprint}`;
-      const row = await database
-        .selectFrom('issue_clusters')
-        .selectAll()
-        .where('project_id', '=', request.auth.project.id)
-        .where('fingerprint', '=', key)
-        .executeTakeFirst();
-      if (row === undefined) throw notFound(`No error with fingerprint ${fingerprint}`);
-      return (await withCounts(database, request.auth.project.id, [row], Date.now()))[0] as ClusterView;
+      const cluster = await findClusterByFingerprint(database, request.auth.project.id, key);
+      if (cluster === undefined) throw notFound(`No error with fingerprint ${fingerprint}`);
+      return withCount(database, request.auth.project.id, cluster);
     },
   );
 }

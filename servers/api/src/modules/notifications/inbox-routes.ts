@@ -1,13 +1,12 @@
 import { idSchema, listPageSchema, severitySchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { sql } from 'kysely';
 import { z } from 'zod';
 import type { NotificationEvent } from '../../platform/database/tables/notifications.table.ts';
 import { decodeIdCursor, encodeIdCursor } from '../../platform/http/cursor.ts';
 import { notFound } from '../../platform/http/errors.ts';
-import { keysetPage } from '../../platform/http/keyset-page.ts';
 import { booleanParameter, integerParameter } from '../../platform/http/query.ts';
+import { acknowledgeInboxEvent, findInboxPage } from './inbox-repository.ts';
 
 export const inboxItemSchema = z.object({
   /** The event id (`evt_`): the same as the webhooks of this notification carry. */
@@ -58,20 +57,14 @@ export default async function inboxRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { limit = 50, cursor, acked } = request.query;
-      let query = fastify.database
-        .selectFrom('notification_events')
-        .selectAll()
-        .where('project_id', '=', request.auth.project.id)
-        .where('inbox', '=', true)
-        .orderBy('id', 'desc')
-        .limit(limit + 1);
-      if (cursor !== undefined) query = query.where('id', '<', decodeIdCursor(cursor, 'evt'));
-      if (acked !== undefined) query = query.where('acked_at', acked ? 'is not' : 'is', null);
-      const rows = await query.execute();
-      const { page, more } = keysetPage(rows, limit);
+      const page = await findInboxPage(fastify.database, request.auth.project.id, {
+        acked,
+        before: cursor === undefined ? undefined : decodeIdCursor(cursor, 'evt'),
+        limit,
+      });
       return {
-        items: page.map(toInboxItem),
-        nextCursor: more === undefined ? undefined : encodeIdCursor(more.id),
+        items: page.events.map(toInboxItem),
+        nextCursor: page.next === undefined ? undefined : encodeIdCursor(page.next),
       };
     },
   );
@@ -86,14 +79,7 @@ export default async function inboxRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const row = await fastify.database
-        .updateTable('notification_events')
-        .set({ acked_at: sql<Date>`coalesce(acked_at, now())` })
-        .where('project_id', '=', request.auth.project.id)
-        .where('id', '=', request.params.id)
-        .where('inbox', '=', true)
-        .returningAll()
-        .executeTakeFirst();
+      const row = await acknowledgeInboxEvent(fastify.database, request.auth.project.id, request.params.id);
       if (row === undefined) throw notFound(`No notification ${request.params.id}`);
       return toInboxItem(row);
     },

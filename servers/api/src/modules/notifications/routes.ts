@@ -1,7 +1,7 @@
 import { idSchema, listPageSchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { type Selectable, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../platform/database/schema.ts';
 import type {
@@ -12,13 +12,31 @@ import type {
 } from '../../platform/database/tables/notifications.table.ts';
 import { decodeIdCursor, encodeIdCursor } from '../../platform/http/cursor.ts';
 import { invalid, notFound } from '../../platform/http/errors.ts';
-import { keysetPage } from '../../platform/http/keyset-page.ts';
 import { integerParameter } from '../../platform/http/query.ts';
 import { createId } from '../../platform/ids.ts';
 import { createWebhookSecret } from '../../platform/secrets.ts';
 import { ROTATION_OVERLAP_MS, sealChannelSecret } from './channel-secrets.ts';
-import { replayDelivery } from './deliveries.ts';
 import { queueTestNotification } from './notify.ts';
+import {
+  countChannels,
+  countRules,
+  deleteChannel,
+  deleteRule,
+  findChannel,
+  findDeliveriesPage,
+  findDelivery,
+  findDeliveryAttempts,
+  findRule,
+  findUnknownChannels,
+  insertChannel,
+  insertRule,
+  listChannels,
+  listRules,
+  queueReplay,
+  rotateChannelSecret,
+  updateChannel,
+  updateRule,
+} from './repository.ts';
 import { ruleSourceSchema } from './rules.ts';
 
 /** Channels and rules a project may have. */
@@ -205,67 +223,41 @@ function toDelivery(row: Delivery, attempts: readonly DeliveryAttempt[]): z.infe
   };
 }
 
+const noChannel = (id: string) => notFound(`No channel ${id}`);
+const noRule = (id: string) => notFound(`No rule ${id}`);
+const noDelivery = (id: string) => notFound(`No delivery ${id}`);
+
+/** A 409 when the project has `max` channels or rules (`count`) already. */
+function checkRoom(count: number, max: number, noun: 'channel' | 'rule'): void {
+  if (count >= max) throw invalid(`A project has at most ${max} ${noun}s`, 409);
+}
+
+/** A 400 unless every id is a channel of the project. */
+async function checkChannels(
+  database: Kysely<Database>,
+  projectId: string,
+  ids: readonly string[],
+): Promise<void> {
+  const missing = await findUnknownChannels(database, projectId, ids);
+  if (missing.length > 0) throw invalid(`Invalid body: no channel ${missing.join(', ')} in this project`);
+}
+
 /**
  * `/v1/notifications`: the token's project's channels, rules and deliveries. Another project's
- * channel, rule or delivery is a 404.
+ * channel, rule or delivery is a 404, and so is one deleted meanwhile (the storage is in
+ * repository.ts: each change is one statement that says whether it found its row).
  */
 export default async function notificationRoutes(fastify: FastifyInstance) {
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
   routes.addHook('onRequest', fastify.authenticate);
   const database = fastify.database;
 
-  type OwnedTable = 'notification_channels' | 'notification_rules';
-  const nouns: Record<OwnedTable, string> = { notification_channels: 'channel', notification_rules: 'rule' };
-  /** The project's row `id` of `table`, or a 404 (another project's too). */
-  const findOwned = async <Table extends OwnedTable>(table: Table, projectId: string, id: string) => {
-    const row = await database
-      .selectFrom(table as OwnedTable)
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (row === undefined) throw notFound(`No ${nouns[table]} ${id}`);
-    return row as Selectable<Database[Table]>;
-  };
-  const findChannel = (projectId: string, id: string) => findOwned('notification_channels', projectId, id);
-  const findRule = (projectId: string, id: string) => findOwned('notification_rules', projectId, id);
-  /** A 409 when the project has `max` rows of `table` already. */
-  const checkRoom = async (table: OwnedTable, projectId: string, max: number) => {
-    const count = await database
-      .selectFrom(table)
-      .select(({ fn }) => fn.countAll<number>().as('count'))
-      .where('project_id', '=', projectId)
-      .executeTakeFirstOrThrow();
-    if (Number(count.count) >= max) throw invalid(`A project has at most ${max} ${nouns[table]}s`, 409);
-  };
-  /** Every id must be a channel of the project. */
-  const checkChannels = async (projectId: string, ids: readonly string[]) => {
-    if (ids.length === 0) return;
-    const found = await database
-      .selectFrom('notification_channels')
-      .select('id')
-      .where('project_id', '=', projectId)
-      .where('id', 'in', ids)
-      .execute();
-    const known = new Set(found.map((row) => row.id));
-    const missing = ids.filter((id) => !known.has(id));
-    if (missing.length > 0) throw invalid(`Invalid body: no channel ${missing.join(', ')} in this project`);
-  };
-
   // Channels ------------------------------------------------------------------------------------
 
   routes.get(
     '/channels',
     { schema: { summary: 'List notification channels', response: { 200: listPageSchema(channelSchema) } } },
-    async (request) => {
-      const rows = await database
-        .selectFrom('notification_channels')
-        .selectAll()
-        .where('project_id', '=', request.auth.project.id)
-        .orderBy('id')
-        .execute();
-      return { items: rows.map(toChannel) };
-    },
+    async (request) => ({ items: (await listChannels(database, request.auth.project.id)).map(toChannel) }),
   );
 
   routes.post(
@@ -279,22 +271,17 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { project } = request.auth;
-      await checkRoom('notification_channels', project.id, MAX_CHANNELS);
+      checkRoom(await countChannels(database, project.id), MAX_CHANNELS, 'channel');
       const id = createId('ch');
       const secret = createWebhookSecret();
-      const row = await database
-        .insertInto('notification_channels')
-        .values({
-          project_id: project.id,
-          id,
-          type: 'webhook',
-          name: request.body.name,
-          url: request.body.url,
-          enabled: request.body.enabled ?? true,
-          sealed_secret: sealChannelSecret(fastify.masterKey, project, id, secret),
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const row = await insertChannel(database, {
+        projectId: project.id,
+        id,
+        name: request.body.name,
+        url: request.body.url,
+        enabled: request.body.enabled ?? true,
+        sealedSecret: sealChannelSecret(fastify.masterKey, project, id, secret),
+      });
       return reply.code(201).send({ channel: toChannel(row), secret });
     },
   );
@@ -308,7 +295,11 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
         response: { 200: channelSchema },
       },
     },
-    async (request) => toChannel(await findChannel(request.auth.project.id, request.params.id)),
+    async (request) => {
+      const row = await findChannel(database, request.auth.project.id, request.params.id);
+      if (row === undefined) throw noChannel(request.params.id);
+      return toChannel(row);
+    },
   );
 
   routes.patch(
@@ -322,14 +313,14 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      await findChannel(request.auth.project.id, request.params.id);
-      const row = await database
-        .updateTable('notification_channels')
-        .set({ ...request.body, updated_at: new Date() })
-        .where('project_id', '=', request.auth.project.id)
-        .where('id', '=', request.params.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const row = await updateChannel(
+        database,
+        request.auth.project.id,
+        request.params.id,
+        request.body,
+        new Date(),
+      );
+      if (row === undefined) throw noChannel(request.params.id);
       return toChannel(row);
     },
   );
@@ -343,32 +334,8 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const { id } = request.params;
-      const projectId = request.auth.project.id;
-      await findChannel(projectId, id);
-      await database.transaction().execute(async (transaction) => {
-        await transaction
-          .deleteFrom('notification_channels')
-          .where('project_id', '=', projectId)
-          .where('id', '=', id)
-          .execute();
-        await transaction
-          .updateTable('deliveries')
-          .set({ status: 'failed', last_error: 'The channel was deleted', locked_until: null })
-          .where('project_id', '=', projectId)
-          .where('channel_id', '=', id)
-          .where('status', '=', 'pending')
-          .execute();
-        await transaction
-          .updateTable('notification_rules')
-          .set({
-            channel_ids: sql`coalesce((select jsonb_agg(value) from jsonb_array_elements(channel_ids) where value <> to_jsonb(${id}::text)), '[]'::jsonb)`,
-            updated_at: new Date(),
-          })
-          .where('project_id', '=', projectId)
-          .where(sql<boolean>`channel_ids @> jsonb_build_array(${id}::text)`)
-          .execute();
-      });
+      const deleted = await deleteChannel(database, request.auth.project.id, request.params.id, new Date());
+      if (deleted === undefined) throw noChannel(request.params.id);
       return reply.code(204).send();
     },
   );
@@ -384,20 +351,20 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { project } = request.auth;
-      const channel = await findChannel(project.id, request.params.id);
+      const { id } = request.params;
       const secret = createWebhookSecret();
-      const row = await database
-        .updateTable('notification_channels')
-        .set({
-          sealed_secret: sealChannelSecret(fastify.masterKey, project, channel.id, secret),
-          sealed_previous_secret: channel.sealed_secret,
-          previous_secret_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS),
-          updated_at: new Date(),
-        })
-        .where('project_id', '=', project.id)
-        .where('id', '=', channel.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const now = new Date();
+      const row = await rotateChannelSecret(
+        database,
+        project.id,
+        id,
+        {
+          sealedSecret: sealChannelSecret(fastify.masterKey, project, id, secret),
+          previousExpiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS),
+        },
+        now,
+      );
+      if (row === undefined) throw noChannel(id);
       return { channel: toChannel(row), secret };
     },
   );
@@ -412,7 +379,10 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const channel = await findChannel(request.auth.project.id, request.params.id);
+      // A channel deleted after this read gets a test delivery that fails ("no channel"), like
+      // any delivery queued just before its channel's deletion.
+      const channel = await findChannel(database, request.auth.project.id, request.params.id);
+      if (channel === undefined) throw noChannel(request.params.id);
       const queued = await queueTestNotification(
         database,
         request.auth.project,
@@ -430,15 +400,7 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
   routes.get(
     '/rules',
     { schema: { summary: 'List notification rules', response: { 200: listPageSchema(ruleSchema) } } },
-    async (request) => {
-      const rows = await database
-        .selectFrom('notification_rules')
-        .selectAll()
-        .where('project_id', '=', request.auth.project.id)
-        .orderBy('id')
-        .execute();
-      return { items: rows.map(toRule) };
-    },
+    async (request) => ({ items: (await listRules(database, request.auth.project.id)).map(toRule) }),
   );
 
   routes.post(
@@ -452,22 +414,16 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const projectId = request.auth.project.id;
-      await checkRoom('notification_rules', projectId, MAX_RULES);
+      checkRoom(await countRules(database, projectId), MAX_RULES, 'rule');
       const channelIds = [...new Set(request.body.channelIds)];
-      await checkChannels(projectId, channelIds);
-      const row = await database
-        .insertInto('notification_rules')
-        .values({
-          project_id: projectId,
-          id: createId('rule'),
-          name: request.body.name,
-          enabled: request.body.enabled ?? true,
-          source: JSON.stringify(request.body.source),
-          channel_ids: JSON.stringify(channelIds),
-          throttle_minutes: request.body.throttleMinutes ?? DEFAULT_THROTTLE_MINUTES,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      await checkChannels(database, projectId, channelIds);
+      const row = await insertRule(database, projectId, createId('rule'), {
+        name: request.body.name,
+        enabled: request.body.enabled ?? true,
+        source: request.body.source,
+        channelIds,
+        throttleMinutes: request.body.throttleMinutes ?? DEFAULT_THROTTLE_MINUTES,
+      });
       return reply.code(201).send(toRule(row));
     },
   );
@@ -477,7 +433,11 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     {
       schema: { summary: 'One rule', params: z.object({ id: ruleIdSchema }), response: { 200: ruleSchema } },
     },
-    async (request) => toRule(await findRule(request.auth.project.id, request.params.id)),
+    async (request) => {
+      const row = await findRule(database, request.auth.project.id, request.params.id);
+      if (row === undefined) throw noRule(request.params.id);
+      return toRule(row);
+    },
   );
 
   routes.patch(
@@ -492,24 +452,22 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const projectId = request.auth.project.id;
-      await findRule(projectId, request.params.id);
-      const { name, enabled, source, channelIds, throttleMinutes } = request.body;
+      const { channelIds, ...changes } = request.body;
       const channels = channelIds === undefined ? undefined : [...new Set(channelIds)];
-      if (channels !== undefined) await checkChannels(projectId, channels);
-      const row = await database
-        .updateTable('notification_rules')
-        .set({
-          ...(name === undefined ? {} : { name }),
-          ...(enabled === undefined ? {} : { enabled }),
-          ...(source === undefined ? {} : { source: JSON.stringify(source) }),
-          ...(channels === undefined ? {} : { channel_ids: JSON.stringify(channels) }),
-          ...(throttleMinutes === undefined ? {} : { throttle_minutes: throttleMinutes }),
-          updated_at: new Date(),
-        })
-        .where('project_id', '=', projectId)
-        .where('id', '=', request.params.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      // The update first (no such rule: 404), then the channels: unknown ones roll it back (400).
+      const row = await database.transaction().execute(async (transaction) => {
+        const updated = await updateRule(
+          transaction,
+          projectId,
+          request.params.id,
+          { ...changes, channelIds: channels },
+          new Date(),
+        );
+        if (updated !== undefined && channels !== undefined)
+          await checkChannels(transaction, projectId, channels);
+        return updated;
+      });
+      if (row === undefined) throw noRule(request.params.id);
       return toRule(row);
     },
   );
@@ -518,39 +476,13 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
     '/rules/:id',
     { schema: { summary: 'Delete a rule', params: z.object({ id: ruleIdSchema }) } },
     async (request, reply) => {
-      await findRule(request.auth.project.id, request.params.id);
-      await database.transaction().execute(async (transaction) => {
-        await transaction
-          .deleteFrom('notification_rules')
-          .where('project_id', '=', request.auth.project.id)
-          .where('id', '=', request.params.id)
-          .execute();
-        await transaction
-          .deleteFrom('rule_throttles')
-          .where('project_id', '=', request.auth.project.id)
-          .where('rule_id', '=', request.params.id)
-          .execute();
-      });
+      const deleted = await deleteRule(database, request.auth.project.id, request.params.id);
+      if (deleted === undefined) throw noRule(request.params.id);
       return reply.code(204).send();
     },
   );
 
   // Deliveries ----------------------------------------------------------------------------------
-
-  const withAttempts = async (projectId: string, rows: readonly Delivery[]) => {
-    if (rows.length === 0) return [];
-    const attempts = await database
-      .selectFrom('delivery_attempts')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .where(
-        'delivery_id',
-        'in',
-        rows.map((row) => row.id),
-      )
-      .execute();
-    return rows.map((row) => toDelivery(row, attempts));
-  };
 
   routes.get(
     '/deliveries',
@@ -562,22 +494,21 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
+      const projectId = request.auth.project.id;
       const { limit = 50, cursor, channel, status, eventType } = request.query;
-      let query = database
-        .selectFrom('deliveries')
-        .selectAll()
-        .where('project_id', '=', request.auth.project.id)
-        .orderBy('id', 'desc')
-        .limit(limit + 1);
-      if (cursor !== undefined) query = query.where('id', '<', decodeIdCursor(cursor, 'dlv'));
-      if (channel !== undefined) query = query.where('channel_id', '=', channel);
-      if (status !== undefined) query = query.where('status', '=', status);
-      if (eventType !== undefined) query = query.where('event_type', '=', eventType);
-      const rows = await query.execute();
-      const { page, more } = keysetPage(rows, limit);
+      const page = await findDeliveriesPage(database, projectId, {
+        filters: { channelId: channel, status, eventType },
+        before: cursor === undefined ? undefined : decodeIdCursor(cursor, 'dlv'),
+        limit,
+      });
+      const attempts = await findDeliveryAttempts(
+        database,
+        projectId,
+        page.deliveries.map((row) => row.id),
+      );
       return {
-        items: await withAttempts(request.auth.project.id, page),
-        nextCursor: more === undefined ? undefined : encodeIdCursor(more.id),
+        items: page.deliveries.map((row) => toDelivery(row, attempts)),
+        nextCursor: page.next === undefined ? undefined : encodeIdCursor(page.next),
       };
     },
   );
@@ -592,15 +523,10 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const row = await database
-        .selectFrom('deliveries')
-        .selectAll()
-        .where('project_id', '=', request.auth.project.id)
-        .where('id', '=', request.params.id)
-        .executeTakeFirst();
-      if (row === undefined) throw notFound(`No delivery ${request.params.id}`);
-      const [delivery] = await withAttempts(request.auth.project.id, [row]);
-      return delivery as z.infer<typeof deliverySchema>;
+      const projectId = request.auth.project.id;
+      const row = await findDelivery(database, projectId, request.params.id);
+      if (row === undefined) throw noDelivery(request.params.id);
+      return toDelivery(row, await findDeliveryAttempts(database, projectId, [row.id]));
     },
   );
 
@@ -614,21 +540,14 @@ export default async function notificationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const newId = createId('dlv');
-      const replayed = await replayDelivery(
+      const row = await queueReplay(
         database,
         request.auth.project.id,
         request.params.id,
-        newId,
+        createId('dlv'),
         new Date(),
       );
-      if (replayed === undefined) throw notFound(`No delivery ${request.params.id}`);
-      const row = await database
-        .selectFrom('deliveries')
-        .selectAll()
-        .where('project_id', '=', request.auth.project.id)
-        .where('id', '=', newId)
-        .executeTakeFirstOrThrow();
+      if (row === undefined) throw noDelivery(request.params.id);
       fastify.deliveryWorker.wake();
       return reply.code(202).send(toDelivery(row, []));
     },
