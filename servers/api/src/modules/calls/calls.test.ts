@@ -5,6 +5,7 @@ import { type CallEvent, type CallSample, parseChunk } from '@svc/protocol';
 import { scoreCall } from '@svc/quality-score';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTimeline, chunkBytes, ingest, sessionMeta, splitItems } from '../../../test/call-timelines.ts';
+import { apiClient, type Json } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
@@ -22,9 +23,6 @@ const realItems = realParsed.chunk.events.filter(
 );
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers
-type Json = any;
 
 /** The value, or a thrown error naming what was missing. */
 function must<Value>(value: Value | undefined, what = 'value'): Value {
@@ -56,11 +54,7 @@ describe.each(ENGINES)('calls on %s', (engine) => {
     await test?.close();
   });
 
-  const get = async (url: string, project: TestProject = test.first): Promise<Json> => {
-    const response = await test.app.inject({ url, headers: project.headers });
-    expect(response.statusCode, response.body).toBe(200);
-    return response.json();
-  };
+  const { get } = apiClient(() => test);
   const process = () => test.callWorker.runUntilIdle();
   const allCalls = async (query = '', project: TestProject = test.first) => {
     const items: Json[] = [];

@@ -8,6 +8,7 @@ import {
 import { webhookEventSchema } from '@svc/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { callTimeline, chunkBytes, ingest, sessionMeta } from '../../../test/call-timelines.ts';
+import { apiClient, type Json } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
@@ -20,9 +21,6 @@ import { MAX_CHANNELS } from './routes.ts';
 // Issues and notifications end to end: chunks through POST /v1/ingest, the processing job that
 // clusters findings and errors, rules, the outbox, and the delivery worker posting signed
 // webhooks to a real receiver (examples/webhook-receiver, verifying with @svc/webhook-verify).
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers
-type Json = any;
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
 
@@ -54,28 +52,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     await receiver?.close();
   });
 
-  const request = async (
-    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-    url: string,
-    body?: unknown,
-    project: TestProject = test.first,
-  ) =>
-    test.app.inject({
-      method,
-      url,
-      headers: project.headers,
-      ...(body === undefined ? {} : { payload: body as Record<string, unknown> }),
-    });
-  const ok = async (
-    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-    url: string,
-    body?: unknown,
-    project?: TestProject,
-  ) => {
-    const response = await request(method, url, body, project);
-    expect(response.statusCode, response.body).toBeLessThan(300);
-    return response.statusCode === 204 ? undefined : (response.json() as Json);
-  };
+  const { request, ok } = apiClient(() => test);
 
   const worker = (options: { timeoutMs?: number; allowed?: string } = {}) =>
     createDeliveryWorker(

@@ -9,6 +9,7 @@ import {
   splitItems,
   type WireItem,
 } from '../../../test/call-timelines.ts';
+import { apiClient, type Json } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
@@ -27,9 +28,6 @@ import { createCallWorker } from './call-worker.ts';
 // also with late chunks, duplicates, failed jobs, several workers and `reprocess-calls`.
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers
-type Json = any;
 
 /**
  * Two overlapping calls: a long one with a lossy stretch, a drop to 180 p and jittery windows
@@ -81,11 +79,10 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
     await test?.close();
   });
 
-  const get = async (url: string): Promise<Json> => {
-    const response = await test.app.inject({ url, headers: project.headers });
-    expect(response.statusCode, response.body).toBe(200);
-    return response.json();
-  };
+  const { get } = apiClient(
+    () => test,
+    () => project,
+  );
 
   /** Runs every due job once; the result of each, by session. */
   const runJobs = async (serverNow?: number): Promise<Map<string, CallProcessingResult>> => {

@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectJson } from '../../../test/http.ts';
 import {
   deflate,
   deflateBomb,
@@ -275,9 +276,9 @@ describe.each(ENGINES)('POST /v1/ingest on %s', (engine) => {
     ) => {
       const before = await state();
       const response = await send();
-      expect(response.statusCode, response.body).toBe(status);
-      expect(response.json()).toEqual({ error: expect.any(String), code });
-      if (message !== undefined) expect((response.json() as { error: string }).error).toMatch(message);
+      const body = expectJson<{ error: string; code: string }>(response, status);
+      expect(body).toEqual({ error: expect.any(String), code });
+      if (message !== undefined) expect(body.error).toMatch(message);
       expect(await state()).toEqual(before);
       return response;
     };
