@@ -5,6 +5,7 @@ import { type CallEvent, type CallSample, parseChunk } from '@svc/protocol';
 import { scoreCall } from '@svc/quality-score';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTimeline, chunkBytes, ingest, sessionMeta, splitItems } from '../../../test/call-timelines.ts';
+import { eventually } from '../../../test/eventually.ts';
 import { apiClient, type Json } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
@@ -637,15 +638,17 @@ describe.each(ENGINES)('calls on %s', (engine) => {
         background.first.projectKey,
         chunkBytes({ sessionId, seq: 0, sentAt: end, meta: sessionMeta(T0), events: items }),
       );
-      let calls: Json[] = [];
-      for (let attempt = 0; attempt < 100 && calls.length === 0; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const response = await background.app.inject({
-          url: `/v1/sessions/${sessionId}/calls`,
-          headers: background.first.headers,
-        });
-        calls = response.json().items;
-      }
+      const calls = await eventually(
+        async () => {
+          const response = await background.app.inject({
+            url: `/v1/sessions/${sessionId}/calls`,
+            headers: background.first.headers,
+          });
+          const items: Json[] = response.json().items;
+          return items.length === 0 ? undefined : items;
+        },
+        { timeoutMs: 10_000 },
+      );
       expect(calls).toEqual([expect.objectContaining({ state: 'closed', sampleCount: 4 })]);
     } finally {
       await background.close();

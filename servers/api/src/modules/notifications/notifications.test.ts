@@ -8,6 +8,7 @@ import {
 import { webhookEventSchema } from '@svc/protocol';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { callTimeline, chunkBytes, ingest, sessionMeta } from '../../../test/call-timelines.ts';
+import { eventually } from '../../../test/eventually.ts';
 import { apiClient, type Json } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
@@ -23,15 +24,6 @@ import { MAX_CHANNELS } from './routes.ts';
 // webhooks to a real receiver (examples/webhook-receiver, verifying with @svc/webhook-verify).
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
-
-/** Polls until `check` holds (or throws after `timeoutMs`). */
-async function eventually(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe.each(ENGINES)('issues and notifications on %s', (engine) => {
   let test: TestApp;
@@ -599,7 +591,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
         for (let index = 0; index < 5; index += 1)
           await ok('POST', `/v1/notifications/channels/${channel.id}/test`, undefined, project);
         deliveries.wake();
-        await eventually(() => receiver.deliveries.length === 5, 4_000);
+        await eventually(() => receiver.deliveries.length === 5, { timeoutMs: 4_000, intervalMs: 20 });
         // Well before the hanging attempt's 5 s timeout.
         expect(Date.now() - started).toBeLessThan(4_000);
         expect(slow.deliveries).toHaveLength(1);

@@ -9,6 +9,7 @@ import {
   splitItems,
   type WireItem,
 } from '../../../test/call-timelines.ts';
+import { eventually } from '../../../test/eventually.ts';
 import { apiClient, type Json } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
@@ -386,15 +387,17 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
         await ingest(test.app, project.projectKey, body);
         worker.wake();
       }
-      for (;;) {
-        const progress = await database
-          .selectFrom('call_progress')
-          .select('consumed_seq')
-          .where('session_id', '=', sessionId)
-          .executeTakeFirstOrThrow();
-        if (progress.consumed_seq === bodies.length - 1) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await eventually(
+        async () => {
+          const progress = await database
+            .selectFrom('call_progress')
+            .select('consumed_seq')
+            .where('session_id', '=', sessionId)
+            .executeTakeFirstOrThrow();
+          return progress.consumed_seq === bodies.length - 1;
+        },
+        { intervalMs: 50 },
+      );
     } finally {
       await worker.stop();
     }
