@@ -1,5 +1,6 @@
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Json } from '../test/http.ts';
 import { postChunk, validChunkFixture } from '../test/ingest-helpers.ts';
 import { createTestApp, type TestApp } from '../test/test-app.ts';
 import { ENGINES } from '../test/test-database.ts';
@@ -7,9 +8,6 @@ import { ENGINES } from '../test/test-database.ts';
 // What reasonable HTTP clients send, on every route the OpenAPI document lists: an empty body
 // with `Content-Type: application/json`, charset parameters, `+json` and `text/plain` types,
 // trailing and doubled slashes, HEAD.
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers
-type Json = any;
 
 interface Operation {
   method: string;

@@ -5,6 +5,7 @@ import { startNodeReceiver, type WebhookReceiver } from '@example/webhook-receiv
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProjectWithToken } from '../src/modules/projects/bootstrap.ts';
 import { loadMasterKey } from '../src/platform/crypto/index.ts';
+import { eventually } from './eventually.ts';
 import {
   apiRequest as call,
   createScratchDirectories,
@@ -34,20 +35,6 @@ async function server(environment: Record<string, string>): Promise<SpawnedServe
   const started = await spawnServer({ SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', ...environment });
   cleanups.push(() => kill(started));
   return started;
-}
-
-/** Polls until `check` returns a value (or throws after `timeoutMs`). */
-async function eventually<Value>(
-  check: () => Promise<Value | undefined>,
-  timeoutMs = 20_000,
-): Promise<Value> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('webhook delivery across processes', () => {
@@ -143,7 +130,7 @@ describe('webhook delivery across processes', () => {
         ),
       ),
     );
-    await eventually(async () => (receiver.deliveries.length >= count ? true : undefined), 30_000);
+    await eventually(() => receiver.deliveries.length >= count, { timeoutMs: 30_000 });
     // Give a duplicate, if any, the time to arrive.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
 

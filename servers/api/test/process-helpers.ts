@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CliIo } from '../src/cli.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
+import type { Json } from './http.ts';
 
 /** CLI output captured as text, for `runCli`. */
 export function captureIo(): CliIo & { out: string; err: string } {
@@ -120,11 +121,16 @@ export async function kill(server: SpawnedServer): Promise<void> {
 }
 
 /**
- * A JSON request to a running server with an API token; throws (with the answer) on a status of
- * 300 or more. Resolves with the parsed body, or undefined for an empty one (204).
+ * A JSON request over fetch to a running server with an API token (http.ts has the `app.inject`
+ * ones); throws (with the answer) on a status of 300 or more. Resolves with the parsed body as
+ * `Body`, or undefined for an empty one (204).
  */
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers of tests and benches
-export async function apiRequest(url: string, token: string, method: string, body?: unknown): Promise<any> {
+export async function apiRequest<Body = Json>(
+  url: string,
+  token: string,
+  method: string,
+  body?: unknown,
+): Promise<Body> {
   const response = await fetch(url, {
     method,
     headers: {
@@ -135,5 +141,5 @@ export async function apiRequest(url: string, token: string, method: string, bod
   });
   const text = await response.text();
   if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-  return text === '' ? undefined : JSON.parse(text);
+  return (text === '' ? undefined : JSON.parse(text)) as Body;
 }

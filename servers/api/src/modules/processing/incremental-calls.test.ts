@@ -9,6 +9,8 @@ import {
   splitItems,
   type WireItem,
 } from '../../../test/call-timelines.ts';
+import { eventually } from '../../../test/eventually.ts';
+import { apiClient, type Json } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
@@ -27,9 +29,6 @@ import {
 // also with late chunks, duplicates, failed jobs, several workers and `reprocess-calls`.
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers
-type Json = any;
 
 /**
  * Two overlapping calls: a long one with a lossy stretch, a drop to 180 p and jittery windows
@@ -81,11 +80,10 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
     await test?.close();
   });
 
-  const get = async (url: string): Promise<Json> => {
-    const response = await test.app.inject({ url, headers: project.headers });
-    expect(response.statusCode, response.body).toBe(200);
-    return response.json();
-  };
+  const { get } = apiClient(
+    () => test,
+    () => project,
+  );
 
   /** Runs every due job once; the result of each, by session. */
   const runJobs = async (serverNow?: number): Promise<Map<string, ProcessingResult>> => {
@@ -392,15 +390,17 @@ describe.each(ENGINES)('incremental call processing on %s', (engine) => {
         await ingest(test.app, project.projectKey, body);
         worker.wake();
       }
-      for (;;) {
-        const progress = await database
-          .selectFrom('call_progress')
-          .select('consumed_seq')
-          .where('session_id', '=', sessionId)
-          .executeTakeFirstOrThrow();
-        if (progress.consumed_seq === bodies.length - 1) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await eventually(
+        async () => {
+          const progress = await database
+            .selectFrom('call_progress')
+            .select('consumed_seq')
+            .where('session_id', '=', sessionId)
+            .executeTakeFirstOrThrow();
+          return progress.consumed_seq === bodies.length - 1;
+        },
+        { intervalMs: 50 },
+      );
     } finally {
       await worker.stop();
     }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTimeline, chunkBytes, sessionMeta } from '../../../test/call-timelines.ts';
+import { eventually } from '../../../test/eventually.ts';
 import { deflate, newSessionId } from '../../../test/ingest-helpers.ts';
 import { captureIo, createScratchDirectories, createTestServers } from '../../../test/process-helpers.ts';
 import { runCli } from '../../cli.ts';
@@ -46,11 +47,7 @@ describe('svc reprocess-calls', () => {
       return ((await page.json()) as { items: Array<{ issues: Array<{ kind: string }> }> }).items[0];
     };
     // The server's background worker processes the call by itself.
-    let call = await readCall(server);
-    for (let attempt = 0; attempt < 100 && call === undefined; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      call = await readCall(server);
-    }
+    const call = await eventually(() => readCall(server), { timeoutMs: 10_000 });
     expect(call?.issues.map((issue) => issue.kind)).toContain('webrtc_packet_loss');
 
     const project = (await (await fetch(`${server.url}/v1/projects/current`, { headers })).json()) as {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTimeline, chunkBytes, sessionMeta, type WireItem } from '../../../test/call-timelines.ts';
+import { expectJson } from '../../../test/http.ts';
 import { captureLogs, newSessionId, postChunk, validChunkFixture } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
@@ -58,24 +59,18 @@ describe.each(ENGINES)('privacy re-check on POST /v1/ingest on %s', (engine) => 
       project.projectKey,
       chunkBytes({ sessionId, seq: 0, sentAt: t + 60_000, meta: sessionMeta(t), events }),
     );
-    expect(response.statusCode, response.body).toBe(200);
-    const answer = response.json() as {
+    const answer = expectJson<{
       seq: number;
       duplicate: boolean;
       redacted?: Array<{ rule: string; count: number; paths: string[] }>;
-    };
+    }>(response, 200);
     const stored = await test.app.inject({
       method: 'GET',
       url: `/v1/sessions/${sessionId}/chunks/0`,
       headers: project.headers,
     });
-    expect(stored.statusCode, stored.body).toBe(200);
-    return {
-      sessionId,
-      answer,
-      stored: stored.body,
-      events: (stored.json() as { events: WireItem[] }).events,
-    };
+    const chunk = expectJson<{ events: WireItem[] }>(stored, 200);
+    return { sessionId, answer, stored: stored.body, events: chunk.events };
   };
 
   it("stores our SDK's call chunk byte for byte and answers { seq, duplicate } only", async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectJson } from '../../../test/http.ts';
 import {
   createSessionId,
   createVisitId,
@@ -28,8 +29,7 @@ describe.each(ENGINES)('sessions read API on %s', (engine) => {
 
   async function listIds(query: string, project: TestProject): Promise<string[]> {
     const response = await get(`/v1/sessions?${query}`, project);
-    expect(response.statusCode, response.body).toBe(200);
-    const body = response.json() as { items: Array<{ id: string }>; nextCursor?: string };
+    const body = expectJson<{ items: Array<{ id: string }>; nextCursor?: string }>(response, 200);
     expect(body.nextCursor).toBeUndefined();
     return body.items.map((item) => item.id);
   }
@@ -43,8 +43,7 @@ describe.each(ENGINES)('sessions read API on %s', (engine) => {
         `/v1/sessions?limit=${limit}${query ? `&${query}` : ''}${cursor ? `&cursor=${cursor}` : ''}`,
         project,
       );
-      expect(response.statusCode, response.body).toBe(200);
-      const body = response.json() as { items: Array<{ id: string }>; nextCursor?: string };
+      const body = expectJson<{ items: Array<{ id: string }>; nextCursor?: string }>(response, 200);
       pages.push(body.items.map((item) => item.id));
       cursor = body.nextCursor;
     } while (cursor !== undefined && pages.length < 100);
@@ -238,7 +237,7 @@ describe.each(ENGINES)('sessions read API on %s', (engine) => {
 
     it('stays stable when sessions arrive between pages', async () => {
       const first = await get('/v1/sessions?limit=10', project);
-      const firstPage = first.json() as { items: Array<{ id: string }>; nextCursor: string };
+      const firstPage = first.json<{ items: Array<{ id: string }>; nextCursor: string }>();
       expect(firstPage.items.map((item) => item.id)).toEqual(expected.slice(0, 10));
       // A newer session (before the cursor) and an older one (after it) arrive.
       const newer = await seedSession(test, project, { startedAt: T0 + 365 * 24 * HOUR, seqs: [0] });
@@ -247,7 +246,7 @@ describe.each(ENGINES)('sessions read API on %s', (engine) => {
       let cursor: string | undefined = firstPage.nextCursor;
       while (cursor !== undefined) {
         const response = await get(`/v1/sessions?limit=10&cursor=${cursor}`, project);
-        const page = response.json() as { items: Array<{ id: string }>; nextCursor?: string };
+        const page = response.json<{ items: Array<{ id: string }>; nextCursor?: string }>();
         rest.push(...page.items.map((item) => item.id));
         cursor = page.nextCursor;
       }

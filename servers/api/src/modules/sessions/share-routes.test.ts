@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { expectJson } from '../../../test/http.ts';
 import { type SeededSession, seedSession } from '../../../test/seed.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
@@ -39,8 +40,7 @@ describe.each(ENGINES)('share links on %s', (engine) => {
 
   async function createShare(sessionId: string, expiresInHours = 24, project: TestProject = test.first) {
     const response = await share(sessionId, { expiresInHours }, project);
-    expect(response.statusCode, response.body).toBe(201);
-    return response.json() as { token: string; url: string; expiresAt: string };
+    return expectJson<{ token: string; url: string; expiresAt: string }>(response, 201);
   }
 
   it('creates a link with a token, its URL and when it expires', async () => {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient } from '../../../test/http.ts';
 import { captureLogs, newSessionId, postChunk } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
@@ -37,15 +38,11 @@ describe.each(ENGINES)('tolerant meta on POST /v1/ingest on %s', (engine) => {
     await test?.close();
   });
 
-  const readChunk = async (sessionId: string, seq: number) => {
-    const response = await test.app.inject({
-      method: 'GET',
-      url: `/v1/sessions/${sessionId}/chunks/${seq}`,
-      headers: test.first.headers,
-    });
-    expect(response.statusCode, response.body).toBe(200);
-    return response.json() as Record<string, unknown> & { meta: Record<string, unknown> };
-  };
+  const { get } = apiClient(() => test);
+  const readChunk = (sessionId: string, seq: number) =>
+    get<Record<string, unknown> & { meta: Record<string, unknown> }>(
+      `/v1/sessions/${sessionId}/chunks/${seq}`,
+    );
   const sessionRow = (sessionId: string) =>
     test.database.database
       .selectFrom('sessions')
