@@ -34,7 +34,7 @@ import { type Services, servicesPlugin } from './services.ts';
  * or closes the services it is given (the process in server.ts owns them), so tests build it
  * around a test database and call `app.inject`.
  */
-export default async function app(fastify: FastifyInstance, services: Services) {
+async function app(fastify: FastifyInstance, services: Services) {
   fastify.setValidatorCompiler(validatorCompiler);
   fastify.setSerializerCompiler(serializerCompiler);
 
@@ -117,7 +117,7 @@ class RequestLogController extends LogController {
  * redactUrl('/share/shr_abc/chunks/0'); // '/share/[token]/chunks/0'
  * ```
  */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   return url.replace(/^\/+share\/+[^/?#]+/, '/share/[token]');
 }
 

@@ -11,7 +11,7 @@ export type DatabaseConfiguration =
   | { engine: 'postgres'; url: string; poolSize: number };
 
 /** Where chunk blobs live: files under the data directory (default), or S3-compatible storage. */
-export type BlobStoreConfiguration =
+type BlobStoreConfiguration =
   | { kind: 'file'; directory: string }
   | {
       kind: 's3';
@@ -100,7 +100,7 @@ export class ConfigurationError extends Error {
 }
 
 /** `SVC_CALL_COALESCE_MS` when unset. */
-export const DEFAULT_CALL_COALESCE_MS = 500;
+const DEFAULT_CALL_COALESCE_MS = 500;
 
 const optionalText = z
   .string()

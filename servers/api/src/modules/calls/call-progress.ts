@@ -30,19 +30,19 @@ export interface PlacedCallItem {
 }
 
 /** Where an item is in session order: time, then chunk, then place in the chunk. */
-export interface ItemPosition {
+interface ItemPosition {
   t: number;
   seq: number;
   index: number;
 }
 
 /** Session order: time, then place (what one chunk or many chunks give alike). */
-export function compareItems(a: ItemPosition, b: ItemPosition): number {
+function compareItems(a: ItemPosition, b: ItemPosition): number {
   return a.t - b.t || a.seq - b.seq || a.index - b.index;
 }
 
 /** The position of a placed item. */
-export function positionOf(entry: PlacedCallItem): ItemPosition {
+function positionOf(entry: PlacedCallItem): ItemPosition {
   return { t: entry.item.t, seq: entry.seq, index: entry.index };
 }
 
@@ -52,12 +52,12 @@ export function sortItems(items: PlacedCallItem[]): PlacedCallItem[] {
 }
 
 /** The metrics of a track entry (every field but `id`, `kind`, `dir`), in the protocol's order. */
-export const TRACK_METRICS: readonly string[] = Object.keys(trackSampleSchema.shape).filter(
+const TRACK_METRICS: readonly string[] = Object.keys(trackSampleSchema.shape).filter(
   (key) => key !== 'id' && key !== 'kind' && key !== 'dir',
 );
 
 /** One track of a call as seen so far. */
-export interface TrackProgress {
+interface TrackProgress {
   id: string;
   kind: string;
   dir: string;
@@ -65,7 +65,7 @@ export interface TrackProgress {
 }
 
 /** One peer connection of a session as seen so far: what its `calls` row is computed from. */
-export interface CallProgress {
+interface CallProgress {
   pc: string;
   /** The `t` of its first item, and of its first `pc_created`, `connected` state and `pc_closed`. */
   firstItemAt: number;

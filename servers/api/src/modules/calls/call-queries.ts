@@ -100,7 +100,7 @@ export async function findCallsPage(
 }
 
 /** Most event markers one call detail returns (a call emits a few dozen; this bounds a runaway one). */
-export const MAX_CALL_EVENTS = 5_000;
+const MAX_CALL_EVENTS = 5_000;
 
 /**
  * One call with its tracks' series, its event markers and its findings. A call still going on
@@ -192,7 +192,7 @@ export async function findSessionFindings(
 }
 
 /** Per group of a breakdown. */
-export interface CallBreakdownRow {
+interface CallBreakdownRow {
   key: string | null;
   calls: number;
   failedToConnect: number;
@@ -215,7 +215,7 @@ export interface CallOverview {
 }
 
 /** Most groups per breakdown and failure reasons listed (largest first). */
-export const OVERVIEW_TOP = 20;
+const OVERVIEW_TOP = 20;
 
 /** One row of the overview's grouping sets: which set it belongs to, its key and its counts. */
 interface OverviewGroupRow {

@@ -382,7 +382,7 @@ export async function planCalls(
  * The call items of a stored chunk's JSON, validated exactly as ingest validated them, at their
  * places (`index` counts every event as sent, unknown types included).
  */
-export function callItemsOfChunk(bytes: Uint8Array, seq: number): PlacedCallItem[] {
+function callItemsOfChunk(bytes: Uint8Array, seq: number): PlacedCallItem[] {
   const parsed = parseChunk(
     JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')),
   );

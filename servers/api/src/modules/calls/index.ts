@@ -12,7 +12,6 @@ export { DEFAULT_CALLS_LIMIT, findCallsPage, findSessionFindings, MAX_CALLS_LIMI
 export {
   CALLS_INPUT,
   type CallsInput,
-  type CallsPlan,
   type CallsStepResult,
   planCalls,
 } from './calls-step.ts';

@@ -66,7 +66,7 @@ export const callListQuerySchema = z
       });
     }
   });
-export type CallListQuery = z.output<typeof callListQuerySchema>;
+type CallListQuery = z.output<typeof callListQuerySchema>;
 
 const overviewQuerySchema = z.strictObject(rangeShape).check(checkTimeRange);
 

@@ -11,11 +11,11 @@ import {
 } from './call-progress.ts';
 import { joinSeries, type Series } from './series.ts';
 
-export { type PlacedCallItem, sortItems, TRACK_METRICS } from './call-progress.ts';
+export type { PlacedCallItem } from './call-progress.ts';
 export type { Series } from './series.ts';
 
 /** One track of a call with its metric series. */
-export interface TrackSeries {
+interface TrackSeries {
   id: string;
   kind: string;
   dir: string;

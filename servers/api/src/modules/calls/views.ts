@@ -61,7 +61,7 @@ export type CallSummaryView = z.infer<typeof callSummarySchema>;
 const seriesSchema = z.record(z.string(), z.array(z.union([z.number(), z.string(), z.boolean(), z.null()])));
 
 /** A finding with its evidence. */
-export const callFindingSchema = z.object({
+const callFindingSchema = z.object({
   kind: z.string(),
   severity: severitySchema,
   t: z.iso.datetime(),
@@ -176,7 +176,7 @@ export function toCallSummary(call: Call): CallSummaryView {
   };
 }
 
-export function toCallFinding(finding: CallFinding) {
+function toCallFinding(finding: CallFinding) {
   return {
     kind: finding.kind,
     severity: severitySchema.catch('info').parse(finding.severity),

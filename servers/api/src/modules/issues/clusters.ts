@@ -17,7 +17,7 @@ import {
 import { errorIdentity } from './fingerprint.ts';
 
 /** Titles of the detector kinds' clusters. */
-export const DETECTOR_TITLES: Readonly<Record<Finding['kind'], string>> = {
+const DETECTOR_TITLES: Readonly<Record<Finding['kind'], string>> = {
   webrtc_connect_failure: 'Call failed to connect',
   webrtc_one_way_media: 'One-way media in a call',
   webrtc_media_permission_denied: 'Camera or microphone permission denied',
@@ -34,7 +34,7 @@ export const DETECTOR_TITLES: Readonly<Record<Finding['kind'], string>> = {
 };
 
 /** Occurrences of errors have this severity (a detector's is its kind's). */
-export const ERROR_SEVERITY: Severity = 'high';
+const ERROR_SEVERITY: Severity = 'high';
 
 /** One occurrence of a problem in a session, with what clusters it. */
 export interface Occurrence {
@@ -92,7 +92,7 @@ export interface RecordOccurrencesResult extends NotifyResult {
 }
 
 /** Whether `release` is newer than `resolvedIn`: by numbers when both are versions, else any other release. */
-export function isNewerRelease(release: string | null, resolvedIn: string | null): boolean {
+function isNewerRelease(release: string | null, resolvedIn: string | null): boolean {
   if (release === null) return false;
   if (resolvedIn === null) return true;
   if (release === resolvedIn) return false;

@@ -33,7 +33,7 @@ const MAX_RELEASES = 20;
 const statusSchema = z.enum(['open', 'resolved', 'ignored']);
 const clusterIdSchema = idSchema('cl');
 
-export const clusterSchema = z.object({
+const clusterSchema = z.object({
   id: z.string(),
   kind: z.string(),
   /** The detector kind, or `error:<hash>` of the normalized error name and top frames. */

@@ -36,7 +36,7 @@ export function sealChannelSecret(
 }
 
 /** Opens what {@link sealChannelSecret} sealed. */
-export function openChannelSecret(
+function openChannelSecret(
   masterKey: MasterKey,
   project: ProjectKeys,
   channelId: string,

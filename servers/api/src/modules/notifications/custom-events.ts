@@ -12,7 +12,7 @@ import {
 } from './notify.ts';
 
 /** Custom events that arrived longer ago than this are marked handled without notifying. */
-export const CUSTOM_EVENT_MAX_AGE_MS = 24 * 3600 * 1000;
+const CUSTOM_EVENT_MAX_AGE_MS = 24 * 3600 * 1000;
 
 /** Custom events handled per job at most (the rest wait for the next run). */
 const CUSTOM_EVENT_BATCH = 1_000;

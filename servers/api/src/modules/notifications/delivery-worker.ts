@@ -34,7 +34,7 @@ export interface DeliveryWorkerOptions {
 }
 
 /** Totals since the worker was created. */
-export interface DeliveryWorkerStats {
+interface DeliveryWorkerStats {
   attempts: number;
   delivered: number;
   failedAttempts: number;

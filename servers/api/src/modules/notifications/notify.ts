@@ -23,7 +23,7 @@ export function routeOf(url: string | null): string | undefined {
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** A notification's `data` (PROTOCOL.md §6): cluster events add `cluster` and `links.replay`. */
-export type NotificationData = WebhookEvent['data'];
+type NotificationData = WebhookEvent['data'];
 
 /** A notification a cause wants to send, before rules decide where it goes. */
 export interface NotificationDraft {
@@ -44,7 +44,7 @@ export interface NotifyResult {
 }
 
 /** The webhook envelope of an event (PROTOCOL.md §6). */
-export function envelopeOf(
+function envelopeOf(
   project: Pick<Project, 'id' | 'organization_id'>,
   id: string,
   type: WebhookEventType,

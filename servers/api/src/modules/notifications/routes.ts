@@ -41,7 +41,7 @@ import { ruleSourceSchema } from './rules.ts';
 
 /** Channels and rules a project may have. */
 export const MAX_CHANNELS = 50;
-export const MAX_RULES = 200;
+const MAX_RULES = 200;
 const MAX_DELIVERIES_LIMIT = 200;
 
 const nameSchema = z.string().trim().min(1).max(128);
@@ -99,7 +99,7 @@ const throttleSchema = z
   .min(0)
   .max(7 * 24 * 60);
 /** Default throttle of a rule: one notification per subject (cluster, custom event name) per hour. */
-export const DEFAULT_THROTTLE_MINUTES = 60;
+const DEFAULT_THROTTLE_MINUTES = 60;
 
 const ruleCreateSchema = z.strictObject({
   name: nameSchema,
@@ -129,7 +129,7 @@ export const ruleSchema = z.object({
   updatedAt: z.iso.datetime(),
 });
 
-export const attemptSchema = z.object({
+const attemptSchema = z.object({
   attempt: z.int(),
   startedAt: z.iso.datetime(),
   durationMs: z.int(),

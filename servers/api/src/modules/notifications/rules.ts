@@ -3,7 +3,7 @@ import { SEVERITY_ORDER, type Severity, severitySchema } from '@svc/protocol';
 import { z } from 'zod';
 
 /** The event types a `cluster` rule can subscribe to. `error.*` only come from error clusters. */
-export const CLUSTER_RULE_EVENTS = [
+const CLUSTER_RULE_EVENTS = [
   'cluster.created',
   'cluster.threshold',
   'cluster.regressed',
@@ -99,7 +99,7 @@ export type RuleSubject =
     };
 
 /** `severity` is at least `minimum`. */
-export function atLeast(severity: Severity, minimum: Severity): boolean {
+function atLeast(severity: Severity, minimum: Severity): boolean {
   return SEVERITY_ORDER.indexOf(severity) >= SEVERITY_ORDER.indexOf(minimum);
 }
 

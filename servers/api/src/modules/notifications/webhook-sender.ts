@@ -38,7 +38,7 @@ export interface WebhookResult {
 }
 
 /** How much of a response body is kept. */
-export const responseBodyLimitBytes = 2048;
+const responseBodyLimitBytes = 2048;
 const retryAfterCapMs = 24 * 60 * 60 * 1000;
 const userAgent = 'svc-webhooks/1.0';
 const day = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';

@@ -5,17 +5,10 @@
 export {
   claimProcessingBatch,
   claimProcessingJobs,
-  failProcessingJob,
-  loadProcessingInput,
-  type ProcessingInput,
-  type ProcessingJob,
   queueReprocessing,
-  retryDelayMs,
 } from './jobs.ts';
 export { type ProcessingDependencies, type ProcessingResult, processSessionJob } from './process-session.ts';
 export {
   createProcessingWorker,
   type ProcessingWorker,
-  type ProcessingWorkerOptions,
-  type ProcessingWorkerStats,
 } from './worker.ts';

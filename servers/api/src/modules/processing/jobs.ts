@@ -18,7 +18,7 @@ import { CUSTOM_EVENTS_INPUT } from '../notifications/index.ts';
 // its jobs needs, in one statement (servers/api/docs/processing.md).
 
 /** The table of processing jobs, keyed by session. */
-export const PROCESSING_JOBS: JobTable = { name: 'processing_jobs', key: ['project_id', 'session_id'] };
+const PROCESSING_JOBS: JobTable = { name: 'processing_jobs', key: ['project_id', 'session_id'] };
 
 /** What a job reads before its steps run: the project, the session's facts and each step's input. */
 export interface ProcessingInput {
@@ -259,7 +259,7 @@ export async function finishProcessingJob(
 }
 
 /** Backoff after the n-th failed attempt: 1 s, 2 s, 4 s, ... at most 10 minutes. */
-export function retryDelayMs(attempts: number): number {
+function retryDelayMs(attempts: number): number {
   return backoffMs(attempts, { baseMs: 1_000, maxMs: 600_000 });
 }
 

@@ -38,7 +38,7 @@ export interface ProcessingWorkerOptions {
 }
 
 /** Totals since the worker was created. */
-export interface ProcessingWorkerStats {
+interface ProcessingWorkerStats {
   jobs: number;
   failures: number;
   chunksRead: number;

@@ -9,7 +9,7 @@ import { findProjectByApiToken } from './api-tokens.ts';
  * bound to one project, acting as that project's admin; people, their organizations' roles and
  * scoped tokens arrive with accounts and fill the same shape.
  */
-export interface RequestAuth {
+interface RequestAuth {
   caller: { type: 'api_token'; id: string };
   organizationId: string;
   /** The project every query of the request is scoped to. */

@@ -16,7 +16,7 @@ export interface ProjectCredentials {
 }
 
 /** Where the first project's credentials are kept for later starts (mode 0600). */
-export const FIRST_PROJECT_FILE = 'first-project.json';
+const FIRST_PROJECT_FILE = 'first-project.json';
 
 /**
  * Creates an organization, a project, its key and an API token, in one transaction.

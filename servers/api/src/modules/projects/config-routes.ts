@@ -6,7 +6,7 @@ import { unauthorized } from '../../platform/http/errors.ts';
 import { readSettings } from './settings.ts';
 
 /** How long the SDK config is cached, in the server and in browsers (service-spec: 60 s). */
-export const CONFIG_CACHE_SECONDS = 60;
+const CONFIG_CACHE_SECONDS = 60;
 
 const sdkConfigSchema = z.object({
   projectId: z.string(),

@@ -5,7 +5,7 @@ import { createTtlCache } from '../../platform/ttl-cache.ts';
 import { findProjectByKey } from './projects.ts';
 
 /** How long a project found by its key is reused (the SDK config is cached this long too). */
-export const PROJECT_KEY_CACHE_SECONDS = 60;
+const PROJECT_KEY_CACHE_SECONDS = 60;
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -22,7 +22,7 @@ export const projectViewSchema = z.object({
   updatedAt: z.iso.datetime(),
 });
 
-export function toProjectView(project: Project): z.infer<typeof projectViewSchema> {
+function toProjectView(project: Project): z.infer<typeof projectViewSchema> {
   return {
     id: project.id,
     organizationId: project.organization_id,

@@ -33,7 +33,7 @@ export function createChunkAttemptId(): string {
 }
 
 /** Binds a sealed chunk to its place: a blob copied to another session or seq does not open. */
-export function chunkAssociatedData(projectId: string, sessionId: string, seq: number): string {
+function chunkAssociatedData(projectId: string, sessionId: string, seq: number): string {
   return `svc:chunk:v1:${projectId}/${sessionId}/${seq}`;
 }
 

@@ -9,7 +9,7 @@ import {
 import type { SignalKind } from '../../platform/database/tables/session-signals.table.ts';
 
 /** A signal found in a chunk's events (a `session_signals` row without its place). */
-export interface ChunkSignal {
+interface ChunkSignal {
   /** Position of the event in the chunk's `events` array as sent (unknown events included). */
   eventIndex: number;
   t: number;

@@ -4,7 +4,7 @@ import { findSession, findSignalsPage, listChunks } from './session-queries.ts';
 import { type SessionDetail, toSessionDetail } from './views.ts';
 
 /** Most SDK-reported gaps a SessionDetail lists. */
-export const MAX_SDK_GAPS = 1000;
+const MAX_SDK_GAPS = 1000;
 
 /** The project's session as a SessionDetail, or `undefined` when the project has no such session. */
 export async function loadSessionDetail(

@@ -2,7 +2,7 @@ import type { DroppedField } from '@svc/protocol';
 import type { PrivacyRule, Redaction } from './call-privacy.ts';
 
 /** What ingest removed from the chunks it stored, since the process started. */
-export interface IngestCountersSnapshot {
+interface IngestCountersSnapshot {
   /** Chunks stored with at least one optional meta field dropped. */
   chunksWithDroppedMeta: number;
   /** Optional meta fields dropped, by path (`meta.os.version`). */

@@ -19,7 +19,7 @@ import {
 } from './request-body.ts';
 
 /** How long browsers may cache the preflight (Chromium caps it at 2 hours). */
-export const PREFLIGHT_MAX_AGE_SECONDS = 86_400;
+const PREFLIGHT_MAX_AGE_SECONDS = 86_400;
 
 const PROJECT_KEY_HEADER = 'x-service-project-key';
 const ENCODING_HEADER = 'x-service-encoding';

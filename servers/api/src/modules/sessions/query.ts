@@ -15,10 +15,10 @@ export const sessionIdSchema = idSchema('ses');
 export const visitIdSchema = idSchema('vis');
 
 /** Longest `q` and `urlContains`. */
-export const MAX_SEARCH_LENGTH = 200;
+const MAX_SEARCH_LENGTH = 200;
 
 /** Largest page of sessions. */
-export const MAX_SESSIONS_LIMIT = 200;
+const MAX_SESSIONS_LIMIT = 200;
 export const DEFAULT_SESSIONS_LIMIT = 50;
 
 /** Longest session in the duration filters: 31 days, in seconds. */
@@ -101,7 +101,7 @@ export function toSessionFilters(query: SessionListQuery): SessionFilters {
 }
 
 /** Largest page of events. */
-export const MAX_EVENTS_LIMIT = 1000;
+const MAX_EVENTS_LIMIT = 1000;
 export const DEFAULT_EVENTS_LIMIT = 100;
 
 const EVENT_TYPE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
@@ -136,7 +136,7 @@ export const eventListQuerySchema = z.strictObject({
   cursor: z.string().max(256).optional().describe('nextCursor of the previous page'),
 });
 
-export const MAX_ISSUES_LIMIT = 1000;
+const MAX_ISSUES_LIMIT = 1000;
 export const DEFAULT_ISSUES_LIMIT = 100;
 
 export const issueListQuerySchema = z.strictObject({
@@ -147,7 +147,7 @@ export const issueListQuerySchema = z.strictObject({
 });
 
 /** `{ expiresInHours }`: a share link lives 1 hour to 30 days. */
-export const MAX_SHARE_HOURS = 720;
+const MAX_SHARE_HOURS = 720;
 export const shareRequestSchema = z.strictObject({
   expiresInHours: z
     .int()

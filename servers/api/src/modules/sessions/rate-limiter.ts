@@ -1,5 +1,5 @@
 /** What {@link IngestRateLimiter.take} decided. */
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 /** Per-project token buckets for ingest (see {@link createIngestRateLimiter}). */
 export interface IngestRateLimiter {

@@ -6,13 +6,13 @@ import { PROTOCOL_LIMITS } from '@svc/protocol';
  * zlib-wrapped deflate stream (what `CompressionStream('deflate')` produces) of the chunk's JSON,
  * `json` the JSON itself. A request without the header is `json`, like HTTP's identity encoding.
  */
-export const INGEST_ENCODINGS = ['json+deflate', 'json'] as const;
+const INGEST_ENCODINGS = ['json+deflate', 'json'] as const;
 
 /** `json+deflate` | `json`. */
 export type IngestEncoding = (typeof INGEST_ENCODINGS)[number];
 
 /** The encoding of a request without `X-Service-Encoding`. */
-export const DEFAULT_INGEST_ENCODING: IngestEncoding = 'json';
+const DEFAULT_INGEST_ENCODING: IngestEncoding = 'json';
 
 /**
  * The largest body accepted as sent, per encoding: `PROTOCOL_LIMITS.maxCompressedBytes` (1 MiB)
@@ -30,7 +30,7 @@ export const INGEST_BODY_LIMITS: Readonly<Record<IngestEncoding, number>> = {
  * that is what `fetch` sends for a `Uint8Array` or an untyped `Blob` body). A deflated body is
  * binary, so it is never labelled `application/json`.
  */
-export const INGEST_CONTENT_TYPES: Readonly<Record<IngestEncoding, readonly string[]>> = {
+const INGEST_CONTENT_TYPES: Readonly<Record<IngestEncoding, readonly string[]>> = {
   'json+deflate': ['application/octet-stream'],
   json: ['application/json', 'application/octet-stream'],
 };

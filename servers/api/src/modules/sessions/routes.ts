@@ -65,7 +65,7 @@ const sessionCallsQuerySchema = z.strictObject({
 /** The signal kinds `GET /v1/sessions/{id}/issues` lists (SDK gaps are in the SessionDetail). */
 const ISSUE_KINDS = ['error', 'custom', 'trigger'] as const;
 
-export const shareCreatedSchema = z.object({
+const shareCreatedSchema = z.object({
   /** The secret of the link: shown once, only its hash is stored. */
   token: z.string(),
   url: z.string(),

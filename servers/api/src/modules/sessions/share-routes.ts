@@ -13,7 +13,7 @@ import { findActiveShareLink, findChunk } from './session-queries.ts';
 import { chunkManifestEntrySchema, sessionDetailSchema } from './views.ts';
 
 /** The public view of a shared session: its SessionDetail, with a URL for each chunk. */
-export const sharedSessionSchema = sessionDetailSchema.extend({
+const sharedSessionSchema = sessionDetailSchema.extend({
   chunks: z.array(chunkManifestEntrySchema.extend({ url: z.string() })),
   share: z.object({ expiresAt: z.iso.datetime() }),
 });

@@ -47,14 +47,14 @@ export const chunkManifestEntrySchema = z.object({
   lastEventAt: z.iso.datetime().optional(),
   receivedAt: z.iso.datetime(),
 });
-export type ChunkManifestEntry = z.infer<typeof chunkManifestEntrySchema>;
+type ChunkManifestEntry = z.infer<typeof chunkManifestEntrySchema>;
 
 /** A hole in the recording: sequence numbers never received, or a gap the SDK reported. */
-export const sessionGapSchema = z.discriminatedUnion('kind', [
+const sessionGapSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('missing'), fromSeq: z.int().min(0), toSeq: z.int().min(0) }),
   z.object({ kind: z.literal('sdk'), fromT: z.iso.datetime(), toT: z.iso.datetime(), reason: z.string() }),
 ]);
-export type SessionGap = z.infer<typeof sessionGapSchema>;
+type SessionGap = z.infer<typeof sessionGapSchema>;
 
 /** `GET /v1/sessions/{id}`: metadata, the chunk manifest and the gaps. */
 export const sessionDetailSchema = z.object({
@@ -83,7 +83,7 @@ export const sessionDetailSchema = z.object({
 export type SessionDetail = z.infer<typeof sessionDetailSchema>;
 
 /** A signal of the session: an error, a custom event with a severity, a recording trigger. */
-export const sessionSignalIssueSchema = z.object({
+const sessionSignalIssueSchema = z.object({
   kind: z.enum(['error', 'custom', 'gap', 'trigger']),
   severity: severitySchema,
   name: z.string(),
@@ -96,7 +96,7 @@ export const sessionSignalIssueSchema = z.object({
 });
 
 /** A detector finding on one of the session's calls (or on the session, for media errors). */
-export const sessionFindingIssueSchema = z.object({
+const sessionFindingIssueSchema = z.object({
   kind: z.literal('finding'),
   severity: severitySchema,
   /** The detector kind, e.g. `webrtc_packet_loss`. */
@@ -138,7 +138,7 @@ function levelOf(session: Session) {
 }
 
 /** Sequence numbers are missing between 0 and the highest one received. */
-export function hasMissingSeq(session: Pick<Session, 'chunk_count' | 'max_seq'>): boolean {
+function hasMissingSeq(session: Pick<Session, 'chunk_count' | 'max_seq'>): boolean {
   return session.chunk_count < session.max_seq + 1;
 }
 
@@ -180,7 +180,7 @@ function timeOf(value: unknown, fallback: Date): string {
 }
 
 /** An SDK `gap` signal as a gap: `details.fromT`/`details.toT` (epoch ms), `name` is the reason. */
-export function toSdkGap(signal: SessionSignal): SessionGap {
+function toSdkGap(signal: SessionSignal): SessionGap {
   const details = signal.details ?? {};
   return {
     kind: 'sdk',
@@ -190,7 +190,7 @@ export function toSdkGap(signal: SessionSignal): SessionGap {
   };
 }
 
-export function toChunkManifestEntry(chunk: Chunk): ChunkManifestEntry {
+function toChunkManifestEntry(chunk: Chunk): ChunkManifestEntry {
   return {
     seq: chunk.seq,
     sizeBytes: chunk.inflated_bytes,

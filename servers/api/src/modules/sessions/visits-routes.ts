@@ -7,10 +7,10 @@ import { findVisitSessions } from './session-queries.ts';
 import { sessionSummarySchema, toSessionSummary } from './views.ts';
 
 /** Most segments a VisitDetail lists (`truncated` says when there were more). */
-export const MAX_VISIT_SEGMENTS = 1000;
+const MAX_VISIT_SEGMENTS = 1000;
 
 /** A visit: the sessions the SDK grouped under one `visitId`, oldest first. */
-export const visitDetailSchema = z.object({
+const visitDetailSchema = z.object({
   id: z.string(),
   startedAt: z.iso.datetime(),
   /** Start of the first segment to the end of the last one. */

@@ -106,7 +106,7 @@ export class BlobStoreError extends Error {
  * isValidBlobKey('a'.repeat(MAX_BLOB_KEY_LENGTH + 1)); // false
  * ```
  */
-export const MAX_BLOB_KEY_LENGTH = 1024;
+const MAX_BLOB_KEY_LENGTH = 1024;
 
 /**
  * The longest accepted segment: 255 is the file name limit of common file systems.
@@ -116,7 +116,7 @@ export const MAX_BLOB_KEY_LENGTH = 1024;
  * isValidBlobKey(`proj_1/${'x'.repeat(MAX_BLOB_KEY_SEGMENT_LENGTH)}`); // true
  * ```
  */
-export const MAX_BLOB_KEY_SEGMENT_LENGTH = 255;
+const MAX_BLOB_KEY_SEGMENT_LENGTH = 255;
 
 const segmentPattern = /^[A-Za-z0-9_.-]+$/;
 
@@ -152,7 +152,7 @@ export function isValidBlobKey(key: string): boolean {
  * assertValidBlobKey('/etc/passwd'); // throws BlobStoreError invalid_key
  * ```
  */
-export function assertValidBlobKey(key: string): void {
+function assertValidBlobKey(key: string): void {
   if (isValidBlobKey(key)) return;
   const shown = typeof key === 'string' ? JSON.stringify(key.slice(0, 80)) : typeof key;
   throw new BlobStoreError({
@@ -172,7 +172,7 @@ export function assertValidBlobKey(key: string): void {
  * await lifecycle.close();
  * ```
  */
-export function createOperationTracker(description: string): {
+function createOperationTracker(description: string): {
   run<T>(operation: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 } {
@@ -271,7 +271,7 @@ export function createBlobStore(
  * assertBytes(new Uint8Array(4)); // returns
  * ```
  */
-export function assertBytes(bytes: unknown): asserts bytes is Uint8Array {
+function assertBytes(bytes: unknown): asserts bytes is Uint8Array {
   if (!(bytes instanceof Uint8Array)) {
     throw new TypeError('BlobStore.put: `bytes` must be a Uint8Array');
   }

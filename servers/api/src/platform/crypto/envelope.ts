@@ -31,7 +31,7 @@ const TAG_LENGTH = 16;
  * sealBlob(dataKey, bytes, where)[0] === SEALED_BLOB_VERSION; // true
  * ```
  */
-export const SEALED_BLOB_VERSION = 1;
+const SEALED_BLOB_VERSION = 1;
 
 /**
  * First byte of a wrapped data key in the format {@link createDataKey} writes.
@@ -41,7 +41,7 @@ export const SEALED_BLOB_VERSION = 1;
  * createDataKey(master).wrappedKey[0] === WRAPPED_KEY_VERSION; // true
  * ```
  */
-export const WRAPPED_KEY_VERSION = 1;
+const WRAPPED_KEY_VERSION = 1;
 
 /**
  * Bytes a sealed blob adds to its plaintext: version (1), nonce (12), tag (16).

@@ -23,7 +23,7 @@ export const MASTER_KEY_FILE_NAME = 'master.key';
  * const previousFile = path.join(dataDirectory, PREVIOUS_MASTER_KEY_FILE_NAME); // <data>/master.key.previous
  * ```
  */
-export const PREVIOUS_MASTER_KEY_FILE_NAME = 'master.key.previous';
+const PREVIOUS_MASTER_KEY_FILE_NAME = 'master.key.previous';
 
 /** 32 bytes in base64: 43 characters and one `=` of padding, which may be left out. */
 const base64Key = /^[A-Za-z0-9+/]{43}=?$/;

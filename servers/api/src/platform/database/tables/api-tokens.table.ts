@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType } from 'kysely';
 
 export interface ApiTokensTable {
   id: string;
@@ -9,6 +9,3 @@ export interface ApiTokensTable {
   last_used_at: Date | null;
   revoked_at: Date | null;
 }
-
-export type ApiToken = Selectable<ApiTokensTable>;
-export type NewApiToken = Insertable<ApiTokensTable>;

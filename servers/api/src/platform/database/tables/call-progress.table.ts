@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType } from 'kysely';
 
 /**
  * Per session, what incremental call processing computed from the items consumed so far
@@ -32,8 +32,3 @@ export interface CallSeriesPiecesTable {
   first_sample: number;
   series: string;
 }
-
-export type CallProgressRow = Selectable<CallProgressTable>;
-export type NewCallProgressRow = Insertable<CallProgressTable>;
-export type CallSeriesPiecesRow = Selectable<CallSeriesPiecesTable>;
-export type NewCallSeriesPiecesRow = Insertable<CallSeriesPiecesTable>;

@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 
 export interface ChunksTable {
   project_id: string;
@@ -20,4 +20,3 @@ export interface ChunksTable {
 }
 
 export type Chunk = Selectable<ChunksTable>;
-export type NewChunk = Insertable<ChunksTable>;

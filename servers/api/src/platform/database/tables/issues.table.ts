@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { SignalSeverity } from './session-signals.table.ts';
 
 export type ClusterStatus = 'open' | 'resolved' | 'ignored';
@@ -41,4 +41,3 @@ export interface ClusterOccurrencesTable {
 }
 
 export type IssueCluster = Selectable<IssueClustersTable>;
-export type NewIssueCluster = Insertable<IssueClustersTable>;

@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, JSONColumnType, Selectable } from 'kysely';
+import type { ColumnType, JSONColumnType, Selectable } from 'kysely';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 export type AttemptOutcome = 'delivered' | 'failed' | 'refused';
@@ -93,6 +93,5 @@ export interface DeliveryAttemptsTable {
 export type NotificationChannel = Selectable<NotificationChannelsTable>;
 export type NotificationRule = Selectable<NotificationRulesTable>;
 export type NotificationEvent = Selectable<NotificationEventsTable>;
-export type NewNotificationEvent = Insertable<NotificationEventsTable>;
 export type Delivery = Selectable<DeliveriesTable>;
 export type DeliveryAttempt = Selectable<DeliveryAttemptsTable>;

@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 
 export interface OrganizationsTable {
   id: string;
@@ -7,4 +7,3 @@ export interface OrganizationsTable {
 }
 
 export type Organization = Selectable<OrganizationsTable>;
-export type NewOrganization = Insertable<OrganizationsTable>;

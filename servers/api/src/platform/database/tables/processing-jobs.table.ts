@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import type { ColumnType } from 'kysely';
 
 /**
  * The durable processing queue: one row per session with something to process after ingest (its
@@ -17,5 +17,3 @@ export interface ProcessingJobsTable {
   /** When its last run finished: a worker that coalesces leaves it for a moment after. */
   finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
-
-export type ProcessingJobRow = Selectable<ProcessingJobsTable>;

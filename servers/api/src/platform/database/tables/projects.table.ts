@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, JSONColumnType, Selectable, Updateable } from 'kysely';
+import type { ColumnType, JSONColumnType, Selectable } from 'kysely';
 
 export interface ProjectsTable {
   id: string;
@@ -14,5 +14,3 @@ export interface ProjectsTable {
 }
 
 export type Project = Selectable<ProjectsTable>;
-export type NewProject = Insertable<ProjectsTable>;
-export type ProjectUpdate = Updateable<ProjectsTable>;

@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Insertable, Selectable } from 'kysely';
 
 /** int8 columns: both engines are set to return them as numbers (see createDatabase). */
 type BigintColumn = ColumnType<number, number | undefined, number>;
@@ -41,4 +41,3 @@ export interface SessionsTable {
 
 export type Session = Selectable<SessionsTable>;
 export type NewSession = Insertable<SessionsTable>;
-export type SessionUpdate = Updateable<SessionsTable>;

@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 
 export interface ShareLinksTable {
   id: string;
@@ -10,4 +10,3 @@ export interface ShareLinksTable {
 }
 
 export type ShareLink = Selectable<ShareLinksTable>;
-export type NewShareLink = Insertable<ShareLinksTable>;
