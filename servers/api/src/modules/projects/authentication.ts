@@ -5,9 +5,26 @@ import { unauthorized } from '../../platform/http/errors.ts';
 import { findProjectByApiToken } from './api-tokens.ts';
 
 /**
+ * What a caller may do, by area: reading, and changing. A route checks the scope it needs; a
+ * token carries the scopes it was created with, a person those of their role.
+ */
+const SCOPES = [
+  'sessions:read',
+  'calls:read',
+  'issues:read',
+  'issues:write',
+  'notifications:read',
+  'notifications:write',
+  'settings:read',
+  'settings:write',
+] as const;
+
+type Scope = (typeof SCOPES)[number];
+
+/**
  * Who is calling and on what (set by `fastify.authenticate`). Today the caller is an API token,
- * bound to one project, acting as that project's admin; people, their organizations' roles and
- * scoped tokens arrive with accounts and fill the same shape.
+ * bound to one project, acting as that project's admin with every scope; people, their
+ * organizations' roles and tokens of fewer scopes arrive with accounts and fill the same shape.
  */
 interface RequestAuth {
   caller: { type: 'api_token'; id: string };
@@ -15,7 +32,11 @@ interface RequestAuth {
   /** The project every query of the request is scoped to. */
   project: Project;
   role: 'admin';
+  scopes: ReadonlySet<Scope>;
 }
+
+/** Every scope: what a project's API token may do today. */
+const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -49,6 +70,7 @@ export const authenticationPlugin = fastifyPlugin(
         organizationId: found.project.organization_id,
         project: found.project,
         role: 'admin',
+        scopes: ALL_SCOPES,
       };
     });
   },
