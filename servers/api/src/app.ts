@@ -18,12 +18,13 @@ import callRoutes from './modules/calls/routes.ts';
 import issueRoutes from './modules/issues/routes.ts';
 import inboxRoutes from './modules/notifications/inbox-routes.ts';
 import notificationRoutes from './modules/notifications/routes.ts';
-import { authenticationPlugin } from './modules/projects/authentication.ts';
+import { authenticateApiToken } from './modules/projects/api-tokens.ts';
 import configRoutes from './modules/projects/config-routes.ts';
 import { projectKeysPlugin } from './modules/projects/project-keys.ts';
 import projectRoutes from './modules/projects/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
+import { authenticationPlugin } from './platform/http/authentication.ts';
 import { ApiError } from './platform/http/errors.ts';
 import healthRoutes from './platform/http/health-routes.ts';
 import { acceptJsonBodies } from './platform/http/json-bodies.ts';
@@ -54,7 +55,9 @@ async function app(fastify: FastifyInstance, services: Services) {
   });
 
   await fastify.register(servicesPlugin, services);
-  await fastify.register(authenticationPlugin);
+  await fastify.register(authenticationPlugin, {
+    bearer: (token) => authenticateApiToken(fastify.database, token),
+  });
   await fastify.register(projectKeysPlugin);
 
   acceptJsonBodies(fastify);

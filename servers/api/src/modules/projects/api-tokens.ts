@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
+import { ALL_SCOPES, type RequestAuth } from '../../platform/http/authentication.ts';
 import { createId } from '../../platform/ids.ts';
 import { createApiToken, hashSecret } from '../../platform/secrets.ts';
 
@@ -28,7 +29,7 @@ export async function createApiTokenRecord(
 }
 
 /** The project a live (not revoked) API token is bound to. */
-export async function findProjectByApiToken(
+async function findProjectByApiToken(
   database: Executor,
   token: string,
 ): Promise<{ tokenId: string; project: Project } | undefined> {
@@ -43,4 +44,23 @@ export async function findProjectByApiToken(
   if (row === undefined) return undefined;
   const { token_id: tokenId, ...project } = row;
   return { tokenId, project };
+}
+
+/**
+ * The caller of a project API token, for the authentication plugin: bound to its project, acting
+ * as that project's admin with every scope; undefined when the token is unknown or revoked.
+ */
+export async function authenticateApiToken(
+  database: Executor,
+  token: string,
+): Promise<RequestAuth | undefined> {
+  const found = await findProjectByApiToken(database, token);
+  if (found === undefined) return undefined;
+  return {
+    caller: { type: 'api_token', id: found.tokenId },
+    organizationId: found.project.organization_id,
+    project: found.project,
+    role: 'admin',
+    scopes: ALL_SCOPES,
+  };
 }

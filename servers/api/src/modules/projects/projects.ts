@@ -85,17 +85,34 @@ export async function rotateProjectKey(
     .executeTakeFirstOrThrow();
 }
 
-export async function updateProjectSettings(
+/**
+ * Changes a project's name and settings (those given) in one statement. `undefined` when there is
+ * no such project (the caller answers 404).
+ */
+export async function updateProject(
+  database: Executor,
+  projectId: string,
+  changes: { name?: string | undefined; settings?: ProjectSettings | undefined },
+): Promise<Project | undefined> {
+  return database
+    .updateTable('projects')
+    .set({
+      ...(changes.name === undefined ? {} : { name: changes.name }),
+      ...(changes.settings === undefined ? {} : { settings: JSON.stringify(changes.settings) }),
+      updated_at: new Date(),
+    })
+    .where('id', '=', projectId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Replaces a project's settings: {@link updateProject} with settings only. */
+export function updateProjectSettings(
   database: Executor,
   projectId: string,
   settings: ProjectSettings,
-): Promise<Project> {
-  return database
-    .updateTable('projects')
-    .set({ settings: JSON.stringify(settings), updated_at: new Date() })
-    .where('id', '=', projectId)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+): Promise<Project | undefined> {
+  return updateProject(database, projectId, { settings });
 }
 
 /** What {@link rewrapDataKeys} did. */

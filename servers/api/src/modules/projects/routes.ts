@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { notFound } from '../../platform/http/errors.ts';
-import { updateProjectSettings } from './projects.ts';
+import { updateProject } from './projects.ts';
 import {
   applySettingsPatch,
   projectSettingsPatchSchema,
@@ -61,19 +61,15 @@ export default async function projectRoutes(fastify: FastifyInstance) {
     async (request) => {
       // A token sees only its own project: any other id is "not found", never "forbidden".
       if (request.params.id !== request.auth.project.id) throw notFound(`No project ${request.params.id}`);
-      let project = request.auth.project;
-      if (request.body.settings !== undefined) {
-        const settings = applySettingsPatch(readSettings(project.settings), request.body.settings);
-        project = await updateProjectSettings(fastify.database, project.id, settings);
-      }
-      if (request.body.name !== undefined) {
-        project = await fastify.database
-          .updateTable('projects')
-          .set({ name: request.body.name, updated_at: new Date() })
-          .where('id', '=', project.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-      }
+      const current = request.auth.project;
+      const project = await updateProject(fastify.database, current.id, {
+        name: request.body.name,
+        settings:
+          request.body.settings === undefined
+            ? undefined
+            : applySettingsPatch(readSettings(current.settings), request.body.settings),
+      });
+      if (project === undefined) throw notFound(`No project ${request.params.id}`);
       // Ingest and the SDK config in this process see the change at once.
       fastify.projectKeys.invalidate(project.id);
       return toProjectView(project);
