@@ -1,40 +1,14 @@
-import type { WebhookReceiver } from '@example/webhook-receiver';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Json } from '../../../test/http.ts';
-import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
-import { notificationsKit, verified } from './notifications.fixture.ts';
+import { notificationsSuite, verified } from './notifications.fixture.ts';
 import { MAX_CHANNELS } from './routes.ts';
 
 // Channels and the API around them: the secret rotation window, validation of channels and
 // rules, secrets kept out of reads, the channel limit, and every resource scoped to its project.
 
 describe.each(ENGINES)('issues and notifications on %s', (engine) => {
-  let test: TestApp;
-  let receiver: WebhookReceiver;
-  /** The clock the delivery worker schedules with. */
-  let clock: number;
-
-  beforeAll(async () => {
-    test = await createTestApp(engine);
-  });
-  afterAll(async () => {
-    await test?.close();
-  });
-  beforeEach(async () => {
-    clock = Date.now();
-  });
-  afterEach(async () => {
-    await receiver?.close();
-  });
-
-  const { request, ok, worker, setUp, failingCallSession } = notificationsKit({
-    test: () => test,
-    clock: () => clock,
-    started: (started) => {
-      receiver = started;
-    },
-  });
+  const { suite, request, ok, worker, setUp, failingCallSession } = notificationsSuite(engine);
 
   it('the rotation window signs with both secrets for 24 h, then with the new one', async () => {
     const {
@@ -56,32 +30,32 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       23.9 * 3600 * 1000,
     );
 
-    // A receiver still on the old secret accepts deliveries in the window, as does one on the new.
-    receiver.setSecrets(oldSecret);
+    // A suite.receiver still on the old secret accepts deliveries in the window, as does one on the new.
+    suite.receiver.setSecrets(oldSecret);
     await failingCallSession(project);
     await worker().runUntilIdle();
-    const first = await receiver.waitFor(() => true);
+    const first = await suite.receiver.waitFor(() => true);
     expect(first.signature.match(/v1=/g)).toHaveLength(2);
-    receiver.setSecrets(rotated.secret);
+    suite.receiver.setSecrets(rotated.secret);
     await failingCallSession(project);
-    clock = Date.now() + 25 * 3600 * 1000;
+    suite.clock = Date.now() + 25 * 3600 * 1000;
     await worker().runUntilIdle();
-    const second = await receiver.waitFor((delivery) => delivery.event.type === 'cluster.threshold');
+    const second = await suite.receiver.waitFor((delivery) => delivery.event.type === 'cluster.threshold');
     expect(second.signature.match(/v1=/g)).toHaveLength(1);
-    expect(receiver.rejected).toHaveLength(0);
+    expect(suite.receiver.rejected).toHaveLength(0);
 
     // A test notification after the window: the old secret alone no longer verifies.
-    receiver.setSecrets(oldSecret);
+    suite.receiver.setSecrets(oldSecret);
     const queued = await ok('POST', `/v1/notifications/channels/${channel.id}/test`, undefined, project);
     await worker().runUntilIdle();
-    expect(receiver.rejected).toHaveLength(1);
-    // The worker's clock is past this delivery's 24 h window too, so it is not retried: replay it.
+    expect(suite.receiver.rejected).toHaveLength(1);
+    // The worker's suite.clock is past this delivery's 24 h window too, so it is not retried: replay it.
     const state = await ok('GET', `/v1/notifications/deliveries/${queued.deliveryId}`, undefined, project);
     expect(state).toMatchObject({ status: 'failed', lastStatus: 400 });
-    receiver.setSecrets(rotated.secret);
+    suite.receiver.setSecrets(rotated.secret);
     await ok('POST', `/v1/notifications/deliveries/${queued.deliveryId}/replay`, undefined, project);
     await worker().runUntilIdle();
-    const test_ = await receiver.waitFor((delivery) => delivery.event.type === 'notification.test');
+    const test_ = await suite.receiver.waitFor((delivery) => delivery.event.type === 'notification.test');
     expect(verified(test_)).toMatchObject({ id: queued.eventId, data: { severity: 'info' } });
     // A test notification is not in the inbox.
     expect(
@@ -92,8 +66,8 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
   });
 
   it('validates channels and rules, keeps secrets out of reads, and scopes everything to the project', async () => {
-    const owner = await test.createProject();
-    const other = await test.createProject();
+    const owner = await suite.test.createProject();
+    const other = await suite.test.createProject();
     const bad = async (url: string, body: unknown, status = 400) => {
       const response = await request('POST', url, body, owner);
       expect(response.statusCode, response.body).toBe(status);
@@ -125,7 +99,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     expect(created.secret).toMatch(/^whsec_[0-9a-z]{52}$/);
     const read = await ok('GET', `/v1/notifications/channels/${created.channel.id}`, undefined, owner);
     expect(JSON.stringify(read)).not.toContain(created.secret);
-    const stored = await test.database.database
+    const stored = await suite.test.database.database
       .selectFrom('notification_channels')
       .select('sealed_secret')
       .where('id', '=', created.channel.id)
@@ -183,7 +157,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     await ok('DELETE', `/v1/notifications/rules/${rule.id}`, undefined, owner);
 
     // A project has at most MAX_CHANNELS channels: the next is a 409 that creates nothing.
-    const fresh = await test.createProject();
+    const fresh = await suite.test.createProject();
     for (let index = 0; index < MAX_CHANNELS; index += 1)
       await ok(
         'POST',

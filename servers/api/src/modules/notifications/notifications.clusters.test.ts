@@ -1,45 +1,19 @@
-import type { WebhookReceiver } from '@example/webhook-receiver';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sessionMeta } from '../../../test/call-timelines.ts';
 import type { Json } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
-import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { queueReprocessing } from '../processing/index.ts';
-import { notificationsKit, T0, verified } from './notifications.fixture.ts';
+import { notificationsSuite, T0, verified } from './notifications.fixture.ts';
 
 // Clusters and what they notify: a failing call clustered and its cluster.created delivered,
 // verified, in the inbox and acknowledged; errors clustered by fingerprint (error.new,
 // error.rate, GET /v1/errors) and the deliveries list; thousands of clusters in one job.
 
 describe.each(ENGINES)('issues and notifications on %s', (engine) => {
-  let test: TestApp;
-  let receiver: WebhookReceiver;
-  /** The clock the delivery worker schedules with. */
-  let clock: number;
+  const { suite, request, ok, worker, setUp, send, failingCallSession } = notificationsSuite(engine);
 
-  beforeAll(async () => {
-    test = await createTestApp(engine);
-  });
-  afterAll(async () => {
-    await test?.close();
-  });
-  beforeEach(async () => {
-    clock = Date.now();
-  });
-  afterEach(async () => {
-    await receiver?.close();
-  });
-
-  const { request, ok, worker, setUp, send, failingCallSession } = notificationsKit({
-    test: () => test,
-    clock: () => clock,
-    started: (started) => {
-      receiver = started;
-    },
-  });
-
-  it('a call that fails to connect clusters, notifies once, and reaches the receiver verified', async () => {
+  it('a call that fails to connect clusters, notifies once, and reaches the suite.receiver verified', async () => {
     const { project, channel } = await setUp({
       source: { type: 'cluster', events: ['cluster.created'], kinds: ['webrtc_connect_failure'] },
     });
@@ -68,7 +42,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     });
 
     expect(await worker().runUntilIdle()).toBe(1);
-    const delivery = await receiver.waitFor((received) => received.event.type === 'cluster.created');
+    const delivery = await suite.receiver.waitFor((received) => received.event.type === 'cluster.created');
     const event = verified(delivery);
     expect(event).toMatchObject({
       type: 'cluster.created',
@@ -93,7 +67,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     const findings = await ok('GET', `/v1/sessions/${sessionId}/issues`, undefined, project);
     const finding = findings.items.find((item: Json) => item.name === 'webrtc_connect_failure');
     expect(event.data.links.replay).toBe(
-      `${test.configuration.appUrl}/sessions/${sessionId}?t=${Date.parse(finding.t) - T0}`,
+      `${suite.test.configuration.appUrl}/sessions/${sessionId}?t=${Date.parse(finding.t) - T0}`,
     );
     expect(delivery.attempt).toBe(1);
     expect(delivery.deliveryId).toBe(pending.items[0].id);
@@ -147,8 +121,8 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     }
 
     // Reprocessing every session changes nothing: occurrences are counted once.
-    await queueReprocessing(test.database.database, project.project.id);
-    await test.processingWorker.runUntilIdle();
+    await queueReprocessing(suite.test.database.database, project.project.id);
+    await suite.test.processingWorker.runUntilIdle();
     expect((await ok('GET', `/v1/issues/${failure.id}`, undefined, project)).occurrences).toBe(2);
     expect((await ok('GET', '/v1/inbox', undefined, project)).items).toHaveLength(1);
   });
@@ -180,7 +154,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
         ],
       });
     }
-    await test.processingWorker.runUntilIdle();
+    await suite.test.processingWorker.runUntilIdle();
     const errors = await ok('GET', '/v1/errors', undefined, project);
     expect(errors.items).toHaveLength(1);
     const [error] = errors.items;
@@ -195,7 +169,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     ).toEqual([error.id]);
 
     await worker().runUntilIdle();
-    const events = receiver.deliveries.map((delivery) => verified(delivery));
+    const events = suite.receiver.deliveries.map((delivery) => verified(delivery));
     expect(events.map((event) => event.type).sort()).toEqual(['cluster.created', 'error.new', 'error.rate']);
     const event = events.find((candidate) => candidate.type === 'error.new');
     expect(event).toMatchObject({ data: { severity: 'high', release: '3.0.0', counts: { count24h: 1 } } });
@@ -238,7 +212,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
   });
 
   it('a session with thousands of errors and distinct fingerprints is clustered in one job', async () => {
-    const project = await test.createProject();
+    const project = await suite.test.createProject();
     const sessionId = newSessionId();
     // 2 chunks × 5 000 errors: 10 000 occurrences, 5 000 distinct error names (clusters).
     for (const seq of [0, 1]) {
@@ -263,17 +237,17 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
         events,
       });
     }
-    await test.processingWorker.runUntilIdle();
+    await suite.test.processingWorker.runUntilIdle();
     const page = await ok('GET', '/v1/errors?limit=200', undefined, project);
     expect(page.items).toHaveLength(200);
     expect(page.items.every((item: Json) => item.occurrences === 2 && item.sessions === 1)).toBe(true);
-    const clusters = await test.database.database
+    const clusters = await suite.test.database.database
       .selectFrom('issue_clusters')
       .select(({ fn }) => fn.countAll<number>().as('count'))
       .where('project_id', '=', project.project.id)
       .executeTakeFirstOrThrow();
     expect(Number(clusters.count)).toBe(5_000);
-    const stored = await test.database.database
+    const stored = await suite.test.database.database
       .selectFrom('cluster_occurrences')
       .select(({ fn }) => fn.countAll<number>().as('count'))
       .where('project_id', '=', project.project.id)

@@ -4,7 +4,7 @@ import {
   startNodeReceiver,
   type WebhookReceiver,
 } from '@example/webhook-receiver';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/eventually.ts';
 import type { Json } from '../../../test/http.ts';
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
@@ -12,41 +12,17 @@ import { ENGINES } from '../../../test/test-database.ts';
 import { createDestinationPolicy, parseAllowedHosts } from '../../platform/http/destination-policy.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './deliveries.ts';
 import { createDeliveryWorker } from './delivery-worker.ts';
-import { notificationsKit } from './notifications.fixture.ts';
+import { notificationsSuite } from './notifications.fixture.ts';
 
 // The delivery worker: the retry schedule and its attempt log, replays, receivers that hang,
 // redirects, closed connections and Retry-After, destinations that are not allowed.
 
 describe.each(ENGINES)('issues and notifications on %s', (engine) => {
-  let test: TestApp;
-  let receiver: WebhookReceiver;
-  /** The clock the delivery worker schedules with. */
-  let clock: number;
-
-  beforeAll(async () => {
-    test = await createTestApp(engine);
-  });
-  afterAll(async () => {
-    await test?.close();
-  });
-  beforeEach(async () => {
-    clock = Date.now();
-  });
-  afterEach(async () => {
-    await receiver?.close();
-  });
-
-  const { ok, worker, setUp, failingCallSession } = notificationsKit({
-    test: () => test,
-    clock: () => clock,
-    started: (started) => {
-      receiver = started;
-    },
-  });
+  const { suite, ok, worker, setUp, failingCallSession } = notificationsSuite(engine);
 
   it('retries on the PROTOCOL.md schedule, records every attempt, and fails after the sixth', async () => {
     const { project } = await setUp({ source: { type: 'cluster', events: ['cluster.created'] } });
-    receiver.setResponder(() => ({ status: 500, body: 'x'.repeat(5_000) }));
+    suite.receiver.setResponder(() => ({ status: 500, body: 'x'.repeat(5_000) }));
     await failingCallSession(project);
     const deliveries = worker();
     const [queued] = (await ok('GET', '/v1/notifications/deliveries', undefined, project)).items;
@@ -58,10 +34,10 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       due.push(dueAt - start);
       if (attempt > 1) {
         // One millisecond early, nothing is due.
-        clock = dueAt - 1;
+        suite.clock = dueAt - 1;
         expect(await deliveries.runUntilIdle()).toBe(0);
       }
-      clock = dueAt;
+      suite.clock = dueAt;
       expect(await deliveries.runUntilIdle()).toBe(1);
     }
     // 0, then 1 min, 10 min, 1 h, 4 h, 12 h after each failure (jitter pinned to 0).
@@ -74,15 +50,15 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     expect(final).toMatchObject({ status: 'failed', attempts: 6, lastStatus: 500 });
     expect(final.attemptLog.map((attempt: Json) => attempt.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(final.attemptLog[0].responseBody).toHaveLength(2048);
-    expect(receiver.deliveries.map((delivery) => delivery.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(new Set(receiver.deliveries.map((delivery) => delivery.eventId)).size).toBe(1);
-    // Each attempt was signed when it was sent (its `t` is the wall clock of that attempt).
-    expect(receiver.rejected).toHaveLength(0);
-    for (const delivery of receiver.deliveries) {
+    expect(suite.receiver.deliveries.map((delivery) => delivery.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(new Set(suite.receiver.deliveries.map((delivery) => delivery.eventId)).size).toBe(1);
+    // Each attempt was signed when it was sent (its `t` is the wall suite.clock of that attempt).
+    expect(suite.receiver.rejected).toHaveLength(0);
+    for (const delivery of suite.receiver.deliveries) {
       const signedAt = Number(/^t=(\d+),/.exec(delivery.signature)?.[1]) * 1000;
       expect(Math.abs(delivery.receivedAt - signedAt)).toBeLessThan(2_000);
     }
-    clock += 48 * 3600 * 1000;
+    suite.clock += 48 * 3600 * 1000;
     expect(await deliveries.runUntilIdle()).toBe(0);
 
     const failed = await ok('GET', '/v1/notifications/deliveries?status=failed', undefined, project);
@@ -91,12 +67,12 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       (await ok('GET', '/v1/notifications/deliveries?status=delivered', undefined, project)).items,
     ).toHaveLength(0);
 
-    // Replay: a new delivery of the same event; the receiver sees the same evt_ id again.
-    receiver.setResponder(() => ({ status: 204 }));
+    // Replay: a new delivery of the same event; the suite.receiver sees the same evt_ id again.
+    suite.receiver.setResponder(() => ({ status: 204 }));
     const replay = await ok('POST', `/v1/notifications/deliveries/${queued.id}/replay`, undefined, project);
     expect(replay).toMatchObject({ status: 'pending', replayOf: queued.id, eventId: queued.eventId });
     expect(await deliveries.runUntilIdle()).toBe(1);
-    const replayed = receiver.deliveries.at(-1) as ReceivedDelivery;
+    const replayed = suite.receiver.deliveries.at(-1) as ReceivedDelivery;
     expect(replayed).toMatchObject({
       eventId: queued.eventId,
       deliveryId: replay.id,
@@ -109,7 +85,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
     });
   });
 
-  it('a receiver that hangs holds one slot: deliveries to other channels go on meanwhile', async () => {
+  it('a suite.receiver that hangs holds one slot: deliveries to other channels go on meanwhile', async () => {
     const { project, channel } = await setUp({ source: { type: 'cluster', events: ['cluster.created'] } });
     const slow = await startNodeReceiver({ secrets: 'whsec_unused', respond: () => 'hang' });
     try {
@@ -129,7 +105,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
         for (let index = 0; index < 5; index += 1)
           await ok('POST', `/v1/notifications/channels/${channel.id}/test`, undefined, project);
         deliveries.wake();
-        await eventually(() => receiver.deliveries.length === 5, { timeoutMs: 4_000, intervalMs: 20 });
+        await eventually(() => suite.receiver.deliveries.length === 5, { timeoutMs: 4_000, intervalMs: 20 });
         // Well before the hanging attempt's 5 s timeout.
         expect(Date.now() - started).toBeLessThan(4_000);
         expect(slow.deliveries).toHaveLength(1);
@@ -159,14 +135,14 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       { status: 429, headers: { 'retry-after': '7200' } },
       { status: 200 },
     ];
-    receiver.setResponder(() => answers[receiver.deliveries.length - 1] ?? { status: 200 });
+    suite.receiver.setResponder(() => answers[suite.receiver.deliveries.length - 1] ?? { status: 200 });
     await failingCallSession(project);
     const deliveries = worker();
     const [queued] = (await ok('GET', '/v1/notifications/deliveries', undefined, project)).items;
     const states: Json[] = [];
     for (let attempt = 1; attempt <= 4; attempt += 1) {
       const state = await ok('GET', `/v1/notifications/deliveries/${queued.id}`, undefined, project);
-      clock = Date.parse(state.nextAttemptAt);
+      suite.clock = Date.parse(state.nextAttemptAt);
       expect(await deliveries.runUntilIdle()).toBe(1);
       states.push(await ok('GET', `/v1/notifications/deliveries/${queued.id}`, undefined, project));
     }
@@ -187,13 +163,13 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
   it('refuses private, loopback and metadata destinations that are not allow-listed, and records it', async () => {
     const { project, channel } = await setUp({ source: { type: 'cluster', events: ['cluster.created'] } });
     await failingCallSession(project);
-    // No allow-list: the receiver on 127.0.0.1 is refused and sees nothing.
+    // No allow-list: the suite.receiver on 127.0.0.1 is refused and sees nothing.
     expect(await worker({ allowed: '' }).runUntilIdle()).toBe(1);
     const [refused] = (await ok('GET', '/v1/notifications/deliveries', undefined, project)).items;
     expect(refused).toMatchObject({ status: 'failed', attempts: 1 });
     expect(refused.attemptLog[0]).toMatchObject({ outcome: 'refused' });
     expect(refused.attemptLog[0].error).toMatch(/127\.0\.0\.1/);
-    expect(receiver.deliveries).toHaveLength(0);
+    expect(suite.receiver.deliveries).toHaveLength(0);
 
     for (const url of [
       'http://169.254.169.254/latest/meta-data/',

@@ -1,10 +1,11 @@
 import { type ReceivedDelivery, startNodeReceiver, type WebhookReceiver } from '@example/webhook-receiver';
 import { webhookEventSchema } from '@svc/protocol';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { callTimeline, chunkBytes, ingest, sessionMeta } from '../../../test/call-timelines.ts';
 import { apiClient, type Json } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
-import type { TestApp, TestProject } from '../../../test/test-app.ts';
+import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
+import type { Engine } from '../../../test/test-database.ts';
 import { createDestinationPolicy, parseAllowedHosts } from '../../platform/http/destination-policy.ts';
 import { createDeliveryWorker } from './delivery-worker.ts';
 
@@ -26,7 +27,7 @@ export interface NotificationsTestContext {
 }
 
 /** The helpers of the notifications tests, on the test file's app, clock and receiver. */
-export function notificationsKit(context: NotificationsTestContext) {
+function notificationsKit(context: NotificationsTestContext) {
   const { request, ok } = apiClient(context.test);
 
   const worker = (options: { timeoutMs?: number; allowed?: string } = {}) => {
@@ -96,6 +97,45 @@ export function notificationsKit(context: NotificationsTestContext) {
   }
 
   return { request, ok, worker, setUp, send, failingCallSession };
+}
+
+/** The app, the receiver `setUp` started last, and the clock the delivery worker schedules with. */
+interface NotificationsSuite {
+  /** Set before the suite's tests run. */
+  test: TestApp;
+  /** Set by `setUp` (the tests that read it call `setUp` first). */
+  receiver: WebhookReceiver;
+  clock: number;
+}
+
+/**
+ * One suite's app on `engine` (created before its tests, closed after them), its receiver (closed
+ * after each test) and its clock (the wall clock at each test's start), with the helpers on them.
+ * Call it inside the suite's `describe`.
+ */
+export function notificationsSuite(engine: Engine) {
+  // Filled in by the hooks and `setUp`, before any test reads them (as the `let`s of a suite are).
+  const suite = { clock: 0 } as NotificationsSuite;
+  beforeAll(async () => {
+    suite.test = await createTestApp(engine);
+  });
+  afterAll(async () => {
+    await suite.test?.close();
+  });
+  beforeEach(() => {
+    suite.clock = Date.now();
+  });
+  afterEach(async () => {
+    await suite.receiver?.close();
+  });
+  const kit = notificationsKit({
+    test: () => suite.test,
+    clock: () => suite.clock,
+    started: (started) => {
+      suite.receiver = started;
+    },
+  });
+  return { suite, ...kit };
 }
 
 /** The delivery's event, once its raw body is a valid webhook event of the protocol. */

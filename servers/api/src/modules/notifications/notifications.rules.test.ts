@@ -1,45 +1,20 @@
-import { startFetchReceiver, type WebhookReceiver } from '@example/webhook-receiver';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFetchReceiver } from '@example/webhook-receiver';
+import { describe, expect, it } from 'vitest';
 import { sessionMeta } from '../../../test/call-timelines.ts';
 import type { Json } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
-import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { queueReprocessing } from '../processing/index.ts';
-import { notificationsKit, T0, verified } from './notifications.fixture.ts';
+import { notificationsSuite, T0, verified } from './notifications.fixture.ts';
 
 // Rules: cluster events past a threshold, regressions, reopening, ignoring and the throttle;
 // custom rules on track() events by name, properties and severity.
 
 describe.each(ENGINES)('issues and notifications on %s', (engine) => {
-  let test: TestApp;
-  let receiver: WebhookReceiver;
-  /** The clock the delivery worker schedules with. */
-  let clock: number;
-
-  beforeAll(async () => {
-    test = await createTestApp(engine);
-  });
-  afterAll(async () => {
-    await test?.close();
-  });
-  beforeEach(async () => {
-    clock = Date.now();
-  });
-  afterEach(async () => {
-    await receiver?.close();
-  });
-
-  const { ok, worker, setUp, send, failingCallSession } = notificationsKit({
-    test: () => test,
-    clock: () => clock,
-    started: (started) => {
-      receiver = started;
-    },
-  });
+  const { suite, ok, worker, setUp, send, failingCallSession } = notificationsSuite(engine);
 
   it('threshold, regression, reopening, ignoring and the throttle', async () => {
-    // This receiver is the fetch-adapter one (`@svc/webhook-verify/fetch`).
+    // This suite.receiver is the fetch-adapter one (`@svc/webhook-verify/fetch`).
     const { project, rule } = await setUp(
       {
         source: {
@@ -100,7 +75,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
 
     // Every notification went to the channel, each verified.
     await worker().runUntilIdle();
-    expect(receiver.deliveries.map((delivery) => verified(delivery).type).sort()).toEqual([
+    expect(suite.receiver.deliveries.map((delivery) => verified(delivery).type).sort()).toEqual([
       'cluster.regressed',
       'cluster.reopened',
       'cluster.threshold',
@@ -131,9 +106,9 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       meta: sessionMeta(T0, { release: '4.2.0' }),
       events,
     });
-    await test.processingWorker.runUntilIdle();
+    await suite.test.processingWorker.runUntilIdle();
     await worker().runUntilIdle();
-    const received = receiver.deliveries
+    const received = suite.receiver.deliveries
       .map((delivery) => verified(delivery))
       .sort((a, b) => a.data.links.replay.localeCompare(b.data.links.replay));
     expect(received.map((event) => [event.type, event.data.severity, event.data.properties])).toEqual([
@@ -144,17 +119,17 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       title: 'Custom event: checkout_failed',
       release: '4.2.0',
       route: '/call',
-      links: { replay: `${test.configuration.appUrl}/sessions/${sessionId}?t=1000` },
+      links: { replay: `${suite.test.configuration.appUrl}/sessions/${sessionId}?t=1000` },
     });
     // Each event notifies once, however often its session is processed again.
-    await queueReprocessing(test.database.database, project.project.id);
+    await queueReprocessing(suite.test.database.database, project.project.id);
     await send(project, {
       sessionId,
       seq: 1,
       sentAt: T0 + 9_000,
       events: [{ t: T0 + 8_000, type: 'error', message: 'x', source: 'manual' }],
     });
-    await test.processingWorker.runUntilIdle();
+    await suite.test.processingWorker.runUntilIdle();
     expect(
       (await ok('GET', '/v1/inbox', undefined, project)).items.filter((item: Json) => item.type === 'custom'),
     ).toHaveLength(2);
@@ -181,7 +156,7 @@ describe.each(ENGINES)('issues and notifications on %s', (engine) => {
       meta: sessionMeta(T0),
       events: events.slice(0, 2),
     });
-    await test.processingWorker.runUntilIdle();
+    await suite.test.processingWorker.runUntilIdle();
     expect(
       (await ok('GET', '/v1/inbox', undefined, project)).items.filter((item: Json) => item.type === 'custom'),
     ).toHaveLength(2);
