@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 
 /** One e-mail: plain text and HTML bodies of the same content. */
-export interface MailMessage {
+interface MailMessage {
   to: string;
   subject: string;
   text: string;
@@ -14,7 +14,7 @@ export interface MailMessage {
 }
 
 /** Where a message went: the SMTP server's message id, or the `.eml` file it was written to. */
-export type MailReceipt = { via: 'smtp'; messageId: string } | { via: 'file'; file: string };
+type MailReceipt = { via: 'smtp'; messageId: string } | { via: 'file'; file: string };
 
 /** Sends the server's e-mail (see {@link createMailer}). */
 export interface Mailer {
