@@ -583,6 +583,41 @@ describe.each(ENGINES)('accounts on %s', (engine) => {
     await expect(smtp.nextMessage(email, 500)).rejects.toThrow(/No e-mail/);
   });
 
+  it("refuses /auth requests from another site's pages (Origin), and takes the server's own", async () => {
+    const email = `origin-${engine}@example.com`;
+    const foreign = await send(
+      'POST',
+      '/auth/signup',
+      { email, password: PASSWORD },
+      { address: nextAddress(), headers: { origin: 'https://evil.example' } },
+    );
+    expect(expectJson(foreign, 403)).toEqual({
+      error: 'Sign-in requests from "https://evil.example" are not accepted: use the dashboard',
+      code: 'unauthorized',
+    });
+    const login = await send(
+      'POST',
+      '/auth/login',
+      { email, password: PASSWORD },
+      { address: nextAddress(), headers: { origin: 'null' } },
+    );
+    expect(login.statusCode).toBe(403);
+    const rows = await test.database.database
+      .selectFrom('users')
+      .select('id')
+      .where('email', '=', email)
+      .execute();
+    expect(rows).toEqual([]);
+    const own = await send(
+      'POST',
+      '/auth/signup',
+      { email, password: PASSWORD },
+      { address: nextAddress(), headers: { origin: new URL(test.configuration.appUrl).origin } },
+    );
+    expect(own.statusCode).toBe(201);
+    await smtp.nextMessage(email);
+  });
+
   it('documents the accounts routes in OpenAPI', async () => {
     const document = (await test.app.inject('/openapi.json')).json();
     for (const path of ['/auth/signup', '/auth/verify-email', '/auth/login', '/auth/logout'])
@@ -610,7 +645,11 @@ describe.each(ENGINES)('accounts without SMTP on %s', (engine) => {
         done();
       },
     });
-    const test = await createTestApp(engine, { logger: { level: 'info', stream } });
+    const test = await createTestApp(
+      engine,
+      { logger: { level: 'info', stream } },
+      { SVC_PUBLIC_URL: 'https://replay.example.com', SVC_APP_URL: 'https://app.example.com' },
+    );
     try {
       const email = `eml-${engine}@example.com`;
       const signup = await test.app.inject({

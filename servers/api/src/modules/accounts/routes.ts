@@ -58,6 +58,18 @@ export default async function accountRoutes(fastify: FastifyInstance) {
   const { appUrl, publicUrl } = fastify.configuration;
   const database = fastify.database;
 
+  // A page of another site must not sign its visitor in (login CSRF: into the other site's
+  // account) or sign them up: browsers send Origin with every POST, and only the server's and the
+  // dashboard's own origins may post here. Clients without Origin (curl, scripts) are not browsers.
+  const allowedOrigins = new Set([new URL(publicUrl).origin, new URL(appUrl).origin]);
+  routes.addHook('onRequest', async (request) => {
+    const origin = request.headers.origin;
+    if (origin !== undefined && !allowedOrigins.has(origin))
+      throw forbidden(
+        `Sign-in requests from ${JSON.stringify(origin.slice(0, 200))} are not accepted: use the dashboard`,
+      );
+  });
+
   await fastify.register(rateLimit, { global: false });
   const limits = SIGN_IN_LIMITS;
   const loginPerAddress = createLimiter(
