@@ -618,6 +618,44 @@ describe.each(ENGINES)('accounts on %s', (engine) => {
     await smtp.nextMessage(email);
   });
 
+  if (engine === 'postgres') {
+    it('makes one account of concurrent sign-ups of one address, and verifies with a token once when used concurrently', async () => {
+      const email = `race-${engine}@example.com`;
+      const variants = [email, email.toUpperCase(), `Race-${engine}@Example.com`];
+      const answers = await Promise.all(
+        variants.map((variant) =>
+          send('POST', '/auth/signup', { email: variant, password: PASSWORD }, { address: nextAddress() }),
+        ),
+      );
+      expect(answers.map((answer) => answer.statusCode)).toEqual([201, 201, 201]);
+      const rows = await test.database.database
+        .selectFrom('users')
+        .select('id')
+        .where(sql<string>`lower(email)`, '=', email)
+        .execute();
+      expect(rows).toHaveLength(1);
+      // One verification e-mail and two notices (each with a link, as the address is not verified).
+      const mails = [
+        await smtp.nextMessage(email),
+        await smtp.nextMessage(email),
+        await smtp.nextMessage(email),
+      ];
+      expect(mails.map((mail) => mail.subject).sort()).toEqual([
+        'Verify your e-mail address',
+        'You already have an account',
+        'You already have an account',
+      ]);
+      const token = linkToken(
+        mails.find((mail) => mail.subject === 'Verify your e-mail address') as ParsedMail,
+        test.configuration.appUrl,
+      );
+      const uses = await Promise.all(
+        [1, 2, 3].map(() => send('POST', '/auth/verify-email', { token }, { address: nextAddress() })),
+      );
+      expect(uses.map((use) => use.statusCode).sort()).toEqual([200, 400, 400]);
+    });
+  }
+
   it('documents the accounts routes in OpenAPI', async () => {
     const document = (await test.app.inject('/openapi.json')).json();
     for (const path of ['/auth/signup', '/auth/verify-email', '/auth/login', '/auth/logout'])
