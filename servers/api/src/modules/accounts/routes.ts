@@ -58,9 +58,10 @@ export default async function accountRoutes(fastify: FastifyInstance) {
   const { appUrl, publicUrl } = fastify.configuration;
   const database = fastify.database;
 
-  // A page of another site must not sign its visitor in (login CSRF: into the other site's
-  // account) or sign them up: browsers send Origin with every POST, and only the server's and the
-  // dashboard's own origins may post here. Clients without Origin (curl, scripts) are not browsers.
+  // A page of another site must not sign its visitor in (login CSRF: into an account of the
+  // attacker's, whose activity the attacker then reads) or sign them up: browsers send Origin with
+  // every POST, and only the server's and the dashboard's own origins may post here. Requests
+  // without Origin (curl, scripts) do not come from a browser's page.
   const allowedOrigins = new Set([new URL(publicUrl).origin, new URL(appUrl).origin]);
   routes.addHook('onRequest', async (request) => {
     const origin = request.headers.origin;
