@@ -14,6 +14,9 @@ import {
   serializerCompiler,
   validatorCompiler,
 } from 'fastify-type-provider-zod';
+import meRoutes from './modules/accounts/me-routes.ts';
+import { findLiveSession } from './modules/accounts/repository.ts';
+import accountRoutes from './modules/accounts/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
 import issueRoutes from './modules/issues/routes.ts';
 import inboxRoutes from './modules/notifications/inbox-routes.ts';
@@ -48,7 +51,10 @@ async function app(fastify: FastifyInstance, services: Services) {
           'REST API of the reference server. Errors are { error, code }; lists are { items, nextCursor? }.',
       },
       components: {
-        securitySchemes: { apiToken: { type: 'http', scheme: 'bearer' } },
+        securitySchemes: {
+          apiToken: { type: 'http', scheme: 'bearer' },
+          session: { type: 'apiKey', in: 'cookie', name: 'service_session' },
+        },
       },
     },
     transform: jsonSchemaTransform,
@@ -57,6 +63,8 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(servicesPlugin, services);
   await fastify.register(authenticationPlugin, {
     bearer: (token) => authenticateApiToken(fastify.database, token),
+    // Signed-in people; their project access comes with organizations (none yet: 403).
+    session: (secret) => findLiveSession(fastify.database, secret),
   });
   await fastify.register(projectKeysPlugin);
 
@@ -69,6 +77,8 @@ async function app(fastify: FastifyInstance, services: Services) {
   });
 
   await fastify.register(healthRoutes);
+  await fastify.register(accountRoutes, { prefix: '/auth' });
+  await fastify.register(meRoutes, { prefix: '/v1/me' });
   await fastify.register(configRoutes, { prefix: '/v1' });
   await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });

@@ -16,6 +16,7 @@ import type { MasterKey } from './platform/crypto/index.ts';
 import type { DatabaseHandle } from './platform/database/database.ts';
 import type { Database } from './platform/database/schema.ts';
 import { createDestinationPolicy } from './platform/http/destination-policy.ts';
+import { createMailer, type Mailer } from './platform/mail/index.ts';
 
 /** What the server process opened before building the app: the app never opens or closes them. */
 export interface Services {
@@ -46,6 +47,8 @@ declare module 'fastify' {
     processingWorker: ProcessingWorker;
     /** Webhook deliveries (started in the background unless `configuration.deliveryWorker` is off). */
     deliveryWorker: DeliveryWorker;
+    /** The server's e-mail: SMTP (`SVC_SMTP_URL`), else `.eml` files in the data directory. */
+    mailer: Mailer;
   }
 }
 
@@ -68,6 +71,14 @@ export const servicesPlugin = fastifyPlugin(
     fastify.decorate('databaseHandle', services.database);
     fastify.decorate('blobStore', services.blobStore);
     fastify.decorate('masterKey', services.masterKey);
+    const mailer = createMailer({
+      ...(services.configuration.smtpUrl === undefined ? {} : { smtpUrl: services.configuration.smtpUrl }),
+      ...(services.configuration.mailFrom === undefined ? {} : { from: services.configuration.mailFrom }),
+      appUrl: services.configuration.appUrl,
+      dataDirectory: services.configuration.dataDirectory,
+      log: fastify.log.child({ component: 'mail' }),
+    });
+    fastify.decorate('mailer', mailer);
     const chunkIndex = createChunkIndexWriter({
       database: services.database.database,
       concurrency: chunkIndexConcurrency(services.configuration.database),
@@ -124,6 +135,7 @@ export const servicesPlugin = fastifyPlugin(
       await processingWorker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();
+      mailer.close();
       const { batches, chunks } = chunkIndex.stats();
       if (batches > 0)
         fastify.log.info({ batches, chunks }, `indexed ${chunks} chunk(s) in ${batches} transaction(s)`);

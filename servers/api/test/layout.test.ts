@@ -21,14 +21,25 @@ const probes: Record<string, { imports: string[]; flagged: string[] }> = {
     imports: ['./errors.ts', '../database/schema.ts', '../../modules/calls/index.ts'],
     flagged: ['../../modules/calls/index.ts'],
   },
+  'servers/api/src/modules/accounts/probe.ts': {
+    imports: ['./passwords.ts', '../../platform/mail/index.ts', '../projects/index.ts', '../../app.ts'],
+    flagged: ['../projects/index.ts', '../../app.ts'],
+  },
   'servers/api/src/modules/projects/probe.ts': {
-    imports: ['./settings.ts', '../../platform/ids.ts', '../calls/index.ts'],
-    flagged: ['../calls/index.ts'],
+    imports: [
+      './settings.ts',
+      '../../platform/ids.ts',
+      '../accounts/index.ts',
+      '../accounts/repository.ts',
+      '../calls/index.ts',
+    ],
+    flagged: ['../accounts/repository.ts', '../calls/index.ts'],
   },
   'servers/api/src/modules/sessions/probe.ts': {
     imports: [
       './views.ts',
       '../../platform/http/cursor.ts',
+      '../accounts/index.ts',
       '../projects/index.ts',
       '../calls/index.ts',
       '../calls/call-queries.ts',

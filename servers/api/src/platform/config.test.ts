@@ -149,3 +149,42 @@ describe('describeConfiguration', () => {
     expect(described).toContain('postgres://svc:redacted@127.0.0.1:5432/svc');
   });
 });
+
+describe('mail settings', () => {
+  it('reads SVC_SMTP_URL and SVC_MAIL_FROM, and leaves both out when unset', () => {
+    const configuration = loadConfiguration({
+      SVC_SMTP_URL: 'smtp://mailer:s3cret@smtp.example.com:587',
+      SVC_MAIL_FROM: 'Replays <no-reply@example.com>',
+    });
+    expect(configuration.smtpUrl).toBe('smtp://mailer:s3cret@smtp.example.com:587');
+    expect(configuration.mailFrom).toBe('Replays <no-reply@example.com>');
+    expect(loadConfiguration({ SVC_SMTP_URL: 'smtps://smtp.example.com' }).smtpUrl).toBe(
+      'smtps://smtp.example.com',
+    );
+    expect(loadConfiguration({ SVC_MAIL_FROM: 'no-reply@example.com' }).mailFrom).toBe(
+      'no-reply@example.com',
+    );
+    const defaults = loadConfiguration({});
+    expect('smtpUrl' in defaults).toBe(false);
+    expect('mailFrom' in defaults).toBe(false);
+  });
+
+  it('names each bad mail setting', () => {
+    expect(problemsOf({ SVC_SMTP_URL: 'http://smtp.example.com', SVC_MAIL_FROM: 'nobody' })).toEqual([
+      'SVC_SMTP_URL: must be an smtp:// or smtps:// URL, e.g. smtp://user:password@smtp.example.com:587',
+      'SVC_MAIL_FROM: must be an e-mail address or "Name <address>", e.g. Replays <no-reply@example.com>',
+    ]);
+    expect(
+      problemsOf({ SVC_MAIL_FROM: 'Replays <no-reply@example.com>\r\nBcc: x@example.com' }),
+    ).toHaveLength(1);
+    expect(problemsOf({ SVC_SMTP_URL: 'smtp://' })).toHaveLength(1);
+  });
+
+  it('redacts the SMTP password when describing the configuration', () => {
+    const described = JSON.stringify(
+      describeConfiguration(loadConfiguration({ SVC_SMTP_URL: 'smtp://mailer:s3cret@smtp.example.com:587' })),
+    );
+    expect(described).not.toContain('s3cret');
+    expect(described).toContain('smtp://mailer:redacted@smtp.example.com:587');
+  });
+});

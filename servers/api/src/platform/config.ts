@@ -61,6 +61,13 @@ export interface Configuration {
    * private, loopback or link-local (comma-separated). Empty: none.
    */
   webhookAllowedHosts: AllowedHosts;
+  /**
+   * `SVC_SMTP_URL`: where e-mail goes (`smtp://user:password@host:587`, `smtps://…:465`). Absent:
+   * each message is written as an `.eml` file under `<dataDirectory>/mail/` and its link logged.
+   */
+  smtpUrl?: string;
+  /** `SVC_MAIL_FROM`: the sender of e-mail, `address` or `Name <address>` (default: see platform/mail). */
+  mailFrom?: string;
 }
 
 const configurationErrorMarker = Symbol.for('@svc/api.ConfigurationError');
@@ -176,6 +183,25 @@ const environmentSchema = z.object({
       .optional(),
   ),
   SVC_WEBHOOK_ALLOWED_HOSTS: optionalText,
+  SVC_SMTP_URL: optionalText.pipe(
+    z
+      .string()
+      .refine(
+        (value) => /^smtps?:\/\//.test(value) && URL.canParse(value) && new URL(value).hostname !== '',
+        {
+          message: 'must be an smtp:// or smtps:// URL, e.g. smtp://user:password@smtp.example.com:587',
+        },
+      )
+      .optional(),
+  ),
+  SVC_MAIL_FROM: optionalText.pipe(
+    z
+      .string()
+      .refine((value) => isMailbox(value), {
+        message: 'must be an e-mail address or "Name <address>", e.g. Replays <no-reply@example.com>',
+      })
+      .optional(),
+  ),
   SVC_LOG_LEVEL: optionalText
     .default('info')
     .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
@@ -208,6 +234,15 @@ const environmentSchema = z.object({
       .optional(),
   ),
 });
+
+const ADDRESS = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
+
+/** `address` or `Name <address>`, without line breaks (it goes into a mail header). */
+function isMailbox(value: string): boolean {
+  if (/[\r\n]/.test(value)) return false;
+  const named = /^([^<>]*)<([^<>]+)>$/.exec(value);
+  return ADDRESS.test(named === null ? value : (named[2] as string).trim());
+}
 
 function isBase64Of32Bytes(value: string): boolean {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
@@ -295,6 +330,8 @@ export function loadConfiguration(environment: Record<string, string | undefined
   if (settings.SVC_MASTER_KEY !== undefined) configuration.masterKey = settings.SVC_MASTER_KEY;
   if (settings.SVC_MASTER_KEY_PREVIOUS !== undefined)
     configuration.previousMasterKeys = settings.SVC_MASTER_KEY_PREVIOUS;
+  if (settings.SVC_SMTP_URL !== undefined) configuration.smtpUrl = settings.SVC_SMTP_URL;
+  if (settings.SVC_MAIL_FROM !== undefined) configuration.mailFrom = settings.SVC_MAIL_FROM;
   return configuration;
 }
 
@@ -337,6 +374,8 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     deliveryWorker: configuration.deliveryWorker,
     appUrl: configuration.appUrl,
     webhookAllowedHosts: configuration.webhookAllowedHosts.text,
+    ...(configuration.smtpUrl === undefined ? {} : { smtpUrl: redactUrl(configuration.smtpUrl) }),
+    ...(configuration.mailFrom === undefined ? {} : { mailFrom: configuration.mailFrom }),
   };
 }
 

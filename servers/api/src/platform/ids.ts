@@ -1,8 +1,23 @@
 import { monotonicFactory } from 'ulid';
 import { randomBytesFromPool } from './crypto/random-pool.ts';
 
-/** The id prefixes of PROTOCOL.md (plus `shr_` for share links, a server-side record). */
-export type IdPrefix = 'org' | 'proj' | 'tok' | 'call' | 'cl' | 'evt' | 'dlv' | 'ch' | 'rule' | 'shr';
+/**
+ * The id prefixes of PROTOCOL.md (plus server-side records: `shr_` share links, `usr_` users,
+ * `sgn_` signed-in sessions).
+ */
+export type IdPrefix =
+  | 'org'
+  | 'proj'
+  | 'tok'
+  | 'call'
+  | 'cl'
+  | 'evt'
+  | 'dlv'
+  | 'ch'
+  | 'rule'
+  | 'shr'
+  | 'usr'
+  | 'sgn';
 
 // ulid's own PRNG calls `crypto.getRandomValues` once per character (16 calls, ~0.2 ms an id);
 // the same CSPRNG bytes come from the pool.

@@ -52,6 +52,27 @@ export function createShareToken(): string {
   return randomText(32);
 }
 
+/** A new secret for a dashboard session's cookie: 256 random bits; only its hash is stored. */
+export function createSessionSecret(): string {
+  return randomText(32);
+}
+
+/**
+ * A new token for a one-time link sent by e-mail (verifying an address, ...): 256 random bits;
+ * only its hash is stored.
+ */
+export function createLinkToken(): string {
+  return randomText(32);
+}
+
+/**
+ * A new CSRF token for a dashboard session: 256 random bits, sent back in `X-Service-CSRF` by
+ * the dashboard with every state-changing request.
+ */
+export function createCsrfToken(): string {
+  return randomText(32);
+}
+
 /**
  * A new webhook signing secret: `whsec_` and 256 random bits. Receivers key HMAC-SHA256 with the
  * UTF-8 bytes of the whole string (PROTOCOL.md §6); the server keeps it sealed, never hashed,

@@ -65,6 +65,9 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'session_signals',
         'sessions',
         'share_links',
+        'users',
+        'email_verification_tokens',
+        'user_sessions',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

@@ -1,3 +1,4 @@
+import type { EmailVerificationTokensTable, UserSessionsTable, UsersTable } from './tables/accounts.table.ts';
 import type { ApiTokensTable } from './tables/api-tokens.table.ts';
 import type { CallProgressTable, CallSeriesPiecesTable } from './tables/call-progress.table.ts';
 import type { CallFindingsTable, CallItemsTable, CallsTable, CallTracksTable } from './tables/calls.table.ts';
@@ -42,4 +43,7 @@ export interface Database {
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   processing_jobs: ProcessingJobsTable;
+  users: UsersTable;
+  email_verification_tokens: EmailVerificationTokensTable;
+  user_sessions: UserSessionsTable;
 }

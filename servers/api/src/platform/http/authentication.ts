@@ -1,7 +1,9 @@
+import { timingSafeEqual } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Project } from '../database/tables/projects.table.ts';
-import { unauthorized } from './errors.ts';
+import { forbidden, invalid, unauthorized } from './errors.ts';
 
 /**
  * What a caller may do, by area: reading, and changing. A route checks the scope it needs; a
@@ -20,13 +22,18 @@ const SCOPES = [
 
 export type Scope = (typeof SCOPES)[number];
 
+/** Who calls: a project's API token, or a person signed in with the dashboard's session cookie. */
+type Caller = { type: 'api_token'; id: string } | { type: 'user'; id: string };
+
 /**
- * Who is calling and on what (set by `fastify.authenticate`). Today the caller is an API token,
- * bound to one project, acting as that project's admin with every scope; people, their
- * organizations' roles and tokens of fewer scopes arrive with accounts and fill the same shape.
+ * Who is calling and on what (set by `fastify.authenticate`). An API token is bound to one
+ * project, acting as that project's admin with every scope; a signed-in person acts on the
+ * project of `X-Service-Project` through their membership (organizations come with the orgs
+ * module; until then a person is a member of no project). Tokens of fewer scopes arrive with
+ * accounts' tokens and fill the same shape.
  */
 export interface RequestAuth {
-  caller: { type: 'api_token'; id: string };
+  caller: Caller;
   organizationId: string;
   /** The project every query of the request is scoped to. */
   project: Project;
@@ -34,17 +41,47 @@ export interface RequestAuth {
   scopes: ReadonlySet<Scope>;
 }
 
+/** A person signed in with the session cookie: their user id, the session and its CSRF token. */
+export interface SignedInPerson {
+  userId: string;
+  sessionId: string;
+  csrfToken: string;
+}
+
 /** Every scope: what a project's API token may do today. */
 export const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
+
+/** The dashboard session's cookie (the spec's name). */
+export const SESSION_COOKIE = 'service_session';
+/** The header carrying the session's CSRF token on state-changing requests. */
+const CSRF_HEADER = 'x-service-csrf';
+/** The header naming the project a signed-in person acts on. */
+const PROJECT_HEADER = 'x-service-project';
+/** Methods that change nothing: no CSRF token needed. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The caller, their organization, project and role (set by `fastify.authenticate`). */
     auth: RequestAuth;
+    /**
+     * The person of the session cookie (set by `fastify.authenticate` and
+     * `fastify.authenticateCaller` when the request came with one), else null.
+     */
+    person: SignedInPerson | null;
   }
   interface FastifyInstance {
-    /** onRequest hook: `Authorization: Bearer <API token>` → `request.auth`, or 401. */
+    /**
+     * onRequest hook of project-scoped routes: `Authorization: Bearer <API token>`, or the
+     * session cookie (with `X-Service-CSRF` on state-changing requests and the project in
+     * `X-Service-Project`) → `request.auth`; else 401, 403 or 400.
+     */
     authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+    /**
+     * onRequest hook of routes about the caller itself (`/v1/me`): a bearer token →
+     * `request.auth`, or the session cookie (CSRF as above) → `request.person`; else 401.
+     */
+    authenticateCaller(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   }
 }
 
@@ -54,25 +91,105 @@ const BEARER = /^Bearer\s+(\S{1,512})\s*$/i;
 export interface AuthenticationOptions {
   /** The caller of a bearer token, or undefined when the token is unknown, revoked or expired. */
   bearer(token: string): Promise<RequestAuth | undefined>;
+  /**
+   * The person of a session cookie's value, or undefined when the session is unknown or ended
+   * (signed out, idle or past its absolute end). Without it, cookies are ignored.
+   */
+  session?(secret: string): Promise<SignedInPerson | undefined>;
+  /**
+   * What a signed-in person may do in a project (their membership), or undefined when they are
+   * no member of it. Without it, a person is a member of no project (403 on project routes).
+   */
+  projectAccess?(person: SignedInPerson, projectId: string): Promise<RequestAuth | undefined>;
+}
+
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * For a state-changing request made with the session cookie: 403 unless `X-Service-CSRF` holds
+ * the session's CSRF token (compared in constant time). A page of another site can make the
+ * browser send the cookie, but cannot read the token to send it along.
+ */
+export function checkCsrf(request: FastifyRequest, csrfToken: string): void {
+  if (SAFE_METHODS.has(request.method)) return;
+  const sent = singleHeader(request.headers[CSRF_HEADER]);
+  if (sent === undefined || sent === '')
+    throw forbidden(
+      'Send the X-Service-CSRF header with the csrfToken of the sign-in (also in GET /v1/me): a state-changing request made with the session cookie needs it',
+    );
+  const expected = Buffer.from(csrfToken, 'utf8');
+  const given = Buffer.from(sent, 'utf8');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw forbidden("The X-Service-CSRF header does not match this session's CSRF token");
 }
 
 /**
  * Authentication, one plugin for every kind of caller: `Authorization: Bearer <token>` resolved
- * by `options.bearer` (today projects' API tokens; the accounts module adds its own tokens and the
- * dashboard's cookie sessions). Routes opt in with `onRequest: fastify.authenticate` (or a hook on
- * their encapsulated context); every query they run is then scoped by `request.auth.project.id`.
+ * by `options.bearer` (today projects' API tokens), and the dashboard's session cookie
+ * (`service_session`) resolved by `options.session` (accounts' sessions), with its CSRF check.
+ * A request with a bearer token is judged by the token alone. Routes opt in with
+ * `onRequest: fastify.authenticate` (or a hook on their encapsulated context); every query they
+ * run is then scoped by `request.auth.project.id`.
  */
 export const authenticationPlugin = fastifyPlugin(
   async (fastify: FastifyInstance, options: AuthenticationOptions) => {
+    if (!fastify.hasRequestDecorator('cookies')) await fastify.register(cookie);
     fastify.decorateRequest('auth', null as unknown as RequestAuth);
-    fastify.decorate('authenticate', async (request: FastifyRequest) => {
+    fastify.decorateRequest('person', null);
+
+    /** The bearer token's caller; undefined without an Authorization header. */
+    async function bearerCaller(request: FastifyRequest): Promise<RequestAuth | undefined> {
       const header = request.headers.authorization;
-      if (header === undefined) throw unauthorized('Send an API token: Authorization: Bearer <token>');
+      if (header === undefined) return undefined;
       const match = BEARER.exec(header);
       if (match === null) throw unauthorized('The Authorization header must be "Bearer <token>"');
       const auth = await options.bearer(match[1] as string);
       if (auth === undefined) throw unauthorized('The API token is not valid (unknown or revoked)');
-      request.auth = auth;
+      return auth;
+    }
+
+    /** The session cookie's person (CSRF checked); undefined without a session cookie. */
+    async function signedInPerson(request: FastifyRequest): Promise<SignedInPerson | undefined> {
+      const secret = request.cookies[SESSION_COOKIE];
+      if (options.session === undefined || secret === undefined || secret === '') return undefined;
+      const person = secret.length > 128 ? undefined : await options.session(secret);
+      if (person === undefined)
+        throw unauthorized('The session has ended (signed out or expired): sign in again');
+      checkCsrf(request, person.csrfToken);
+      request.person = person;
+      return person;
+    }
+
+    fastify.decorate('authenticate', async (request: FastifyRequest) => {
+      const auth = await bearerCaller(request);
+      if (auth !== undefined) {
+        request.auth = auth;
+        return;
+      }
+      const person = await signedInPerson(request);
+      if (person === undefined) throw unauthorized('Send an API token: Authorization: Bearer <token>');
+      const projectId = singleHeader(request.headers[PROJECT_HEADER]);
+      if (projectId === undefined || projectId === '')
+        throw invalid(
+          'Send the project to act on in the X-Service-Project header (signed in with the session cookie)',
+        );
+      const access = await options.projectAccess?.(person, projectId);
+      if (access === undefined)
+        throw forbidden(`You are not a member of project ${JSON.stringify(projectId.slice(0, 64))}`);
+      request.auth = access;
+    });
+
+    fastify.decorate('authenticateCaller', async (request: FastifyRequest) => {
+      const auth = await bearerCaller(request);
+      if (auth !== undefined) {
+        request.auth = auth;
+        return;
+      }
+      const person = await signedInPerson(request);
+      if (person === undefined)
+        throw unauthorized('Sign in (the service_session cookie of POST /auth/login) or send an API token');
     });
   },
   { name: 'authentication', dependencies: ['services'] },

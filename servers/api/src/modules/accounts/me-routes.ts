@@ -1,0 +1,81 @@
+import { errorBodySchema } from '@svc/protocol';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { SignedInPerson } from '../../platform/http/authentication.ts';
+import { forbidden, unauthorized } from '../../platform/http/errors.ts';
+import { findUserById, updateUser } from './repository.ts';
+import { signedInViewSchema } from './routes.ts';
+import { toUserView } from './views.ts';
+
+/** What `GET /v1/me` answers for an API token: a token is no person. */
+const tokenViewSchema = z.object({
+  token: z.object({
+    id: z.string(),
+    projectId: z.string(),
+    organizationId: z.string(),
+    scopes: z.array(z.string()),
+  }),
+});
+
+/** The signed-in person of the request, or 403 for an API token (it acts for a project). */
+function personOf(request: FastifyRequest): SignedInPerson {
+  if (request.person === null)
+    throw forbidden('An API token acts for a project, not a person: sign in with the session cookie');
+  return request.person;
+}
+
+/** `/v1/me`: the signed-in person (with the session cookie), or the API token's own description. */
+export default async function meRoutes(fastify: FastifyInstance) {
+  const routes = fastify.withTypeProvider<ZodTypeProvider>();
+  const database = fastify.database;
+  routes.addHook('onRequest', fastify.authenticateCaller);
+
+  async function currentUser(person: SignedInPerson) {
+    const user = await findUserById(database, person.userId);
+    // The session's user is gone (deleted meanwhile): as good as signed out.
+    if (user === undefined)
+      throw unauthorized('The session has ended (signed out or expired): sign in again');
+    return user;
+  }
+
+  routes.get(
+    '/',
+    {
+      schema: {
+        summary: 'Who is calling: the signed-in person and the CSRF token, or the API token',
+        description:
+          'With the session cookie: `{ user, csrfToken }` (send the token in `X-Service-CSRF` on state-changing requests). With an API token: `{ token }`, which is bound to a project, not a person.',
+        response: { 200: z.union([signedInViewSchema, tokenViewSchema]), 401: errorBodySchema },
+      },
+    },
+    async (request) => {
+      if (request.person === null) {
+        const { caller, project, organizationId, scopes } = request.auth;
+        return {
+          token: { id: caller.id, projectId: project.id, organizationId, scopes: [...scopes].sort() },
+        };
+      }
+      const user = await currentUser(request.person);
+      return { user: toUserView(user), csrfToken: request.person.csrfToken };
+    },
+  );
+
+  routes.patch(
+    '/',
+    {
+      schema: {
+        summary: "Change the signed-in person's name (`null` removes it)",
+        body: z.strictObject({ name: z.string().trim().min(1).max(200).nullable().optional() }),
+        response: { 200: signedInViewSchema, 401: errorBodySchema, 403: errorBodySchema },
+      },
+    },
+    async (request) => {
+      const person = personOf(request);
+      const user = await updateUser(database, person.userId, { name: request.body.name });
+      if (user === undefined)
+        throw unauthorized('The session has ended (signed out or expired): sign in again');
+      return { user: toUserView(user), csrfToken: person.csrfToken };
+    },
+  );
+}

@@ -1,0 +1,204 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database } from '../../platform/database/schema.ts';
+import type { User } from '../../platform/database/tables/accounts.table.ts';
+import type { SignedInPerson } from '../../platform/http/authentication.ts';
+import { createId } from '../../platform/ids.ts';
+import { createCsrfToken, createLinkToken, createSessionSecret, hashSecret } from '../../platform/secrets.ts';
+
+// Users, e-mail verification links and dashboard sessions. Secrets (a session cookie's value, a
+// link's token) are stored as SHA-256 only; lookups go through the hash's unique index.
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** How long an e-mail verification link works. */
+const VERIFICATION_LINK_LIFETIME_MS = 24 * 3_600_000;
+/** A session not used for this long has ended (idle expiry). */
+const SESSION_IDLE_MS = 7 * 24 * 3_600_000;
+/** A session ends this long after sign-in, however active (absolute expiry). */
+const SESSION_LIFETIME_MS = 30 * 24 * 3_600_000;
+/** `last_seen_at` is written at most this often per session (reads stay reads in between). */
+const LAST_SEEN_GRANULARITY_MS = 60_000;
+
+/** The user with this address, whatever its case. */
+export async function findUserByEmail(database: Executor, email: string): Promise<User | undefined> {
+  return database
+    .selectFrom('users')
+    .selectAll()
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+export async function findUserById(database: Executor, id: string): Promise<User | undefined> {
+  return database.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Creates a user, or answers undefined when the address (in any case) is taken: one statement,
+ * so two sign-ups of one address at once make one user.
+ */
+export async function insertUser(
+  database: Executor,
+  values: { email: string; name: string | undefined; passwordHash: string },
+): Promise<User | undefined> {
+  return database
+    .insertInto('users')
+    .values({
+      id: createId('usr'),
+      email: values.email,
+      name: values.name ?? null,
+      password_hash: values.passwordHash,
+      email_verified_at: null,
+    })
+    .onConflict((conflict) => conflict.expression(sql`lower(email)`).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Replaces a user's password hash (a re-hash with today's parameters). */
+export async function updatePasswordHash(database: Executor, userId: string, passwordHash: string) {
+  await database
+    .updateTable('users')
+    .set({ password_hash: passwordHash, updated_at: new Date() })
+    .where('id', '=', userId)
+    .execute();
+}
+
+/** Changes the user's profile; undefined when the user is gone. */
+export async function updateUser(
+  database: Executor,
+  userId: string,
+  changes: { name?: string | null },
+): Promise<User | undefined> {
+  if (changes.name === undefined) return findUserById(database, userId);
+  return database
+    .updateTable('users')
+    .set({ name: changes.name, updated_at: new Date() })
+    .where('id', '=', userId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A new e-mail verification link's token for the user's current address (stored hashed). */
+export async function createVerificationToken(
+  database: Executor,
+  user: Pick<User, 'id' | 'email'>,
+  now = new Date(),
+): Promise<string> {
+  const token = createLinkToken();
+  await database
+    .insertInto('email_verification_tokens')
+    .values({
+      token_hash: hashSecret(token),
+      user_id: user.id,
+      email: user.email,
+      expires_at: new Date(now.getTime() + VERIFICATION_LINK_LIFETIME_MS),
+      used_at: null,
+    })
+    .execute();
+  return token;
+}
+
+/**
+ * Uses a verification link's token: once, before it expires, and only while the user's address
+ * is still the one it was sent to. Marks the address verified and answers the user; undefined
+ * when the token is unknown, used, expired or for an old address. Atomic: of two uses at once,
+ * one succeeds.
+ */
+export async function useVerificationToken(
+  database: Kysely<Database>,
+  token: string,
+): Promise<User | undefined> {
+  return database.transaction().execute(async (transaction) => {
+    const used = await transaction
+      .updateTable('email_verification_tokens')
+      .set({ used_at: sql`now()` })
+      .where('token_hash', '=', hashSecret(token))
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', sql<Date>`now()`)
+      .returning(['user_id', 'email'])
+      .executeTakeFirst();
+    if (used === undefined) return undefined;
+    return transaction
+      .updateTable('users')
+      .set({ email_verified_at: sql`coalesce(email_verified_at, now())`, updated_at: new Date() })
+      .where('id', '=', used.user_id)
+      .where(sql<string>`lower(email)`, '=', used.email.toLowerCase())
+      .returningAll()
+      .executeTakeFirst();
+  });
+}
+
+/** A new session: its secret (for the cookie, shown once) and CSRF token. */
+export interface NewSession {
+  id: string;
+  secret: string;
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+/**
+ * Signs a user in: a new session with a new random secret (never one the browser brought, so a
+ * session id planted before sign-in is worthless), ending after {@link SESSION_LIFETIME_MS}.
+ */
+export async function createSession(
+  database: Executor,
+  options: { userId: string; ip: string | undefined; userAgent: string | undefined; now?: Date },
+): Promise<NewSession> {
+  const now = options.now ?? new Date();
+  const session: NewSession = {
+    id: createId('sgn'),
+    secret: createSessionSecret(),
+    csrfToken: createCsrfToken(),
+    expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
+  };
+  await database
+    .insertInto('user_sessions')
+    .values({
+      id: session.id,
+      user_id: options.userId,
+      token_hash: hashSecret(session.secret),
+      csrf_token: session.csrfToken,
+      created_at: now,
+      last_seen_at: now,
+      expires_at: session.expiresAt,
+      ip: options.ip?.slice(0, 64) ?? null,
+      user_agent: options.userAgent?.slice(0, 512) ?? null,
+    })
+    .execute();
+  return session;
+}
+
+/**
+ * The live session of a cookie's secret: not past its absolute end and used within the idle
+ * window; marks it used (at most once a minute). Undefined otherwise.
+ */
+export async function findLiveSession(
+  database: Executor,
+  secret: string,
+): Promise<SignedInPerson | undefined> {
+  const row = await database
+    .selectFrom('user_sessions')
+    .select(['id', 'user_id', 'csrf_token', 'last_seen_at'])
+    .where('token_hash', '=', hashSecret(secret))
+    .where('expires_at', '>', sql<Date>`now()`)
+    .where('last_seen_at', '>', sql<Date>`now() - ${`${SESSION_IDLE_MS / 1000} seconds`}::interval`)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  if (Date.now() - row.last_seen_at.getTime() > LAST_SEEN_GRANULARITY_MS) {
+    await database
+      .updateTable('user_sessions')
+      .set({ last_seen_at: sql`now()` })
+      .where('id', '=', row.id)
+      .execute();
+  }
+  return { sessionId: row.id, userId: row.user_id, csrfToken: row.csrf_token };
+}
+
+/** Ends the session of a cookie's secret (sign-out); whether there was one. */
+export async function deleteSessionBySecret(database: Executor, secret: string): Promise<boolean> {
+  const deleted = await database
+    .deleteFrom('user_sessions')
+    .where('token_hash', '=', hashSecret(secret))
+    .executeTakeFirst();
+  return deleted.numDeletedRows > 0n;
+}

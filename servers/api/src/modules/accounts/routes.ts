@@ -1,0 +1,239 @@
+import type { CookieSerializeOptions } from '@fastify/cookie';
+import rateLimit from '@fastify/rate-limit';
+import { errorBodySchema } from '@svc/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { checkCsrf, SESSION_COOKIE } from '../../platform/http/authentication.ts';
+import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
+import { createId } from '../../platform/ids.ts';
+import { existingAccountMessage, verificationLink, verificationMessage } from './emails.ts';
+import { checkPassword, hashPassword, needsRehash, verifyPassword } from './passwords.ts';
+import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
+import {
+  createSession,
+  createVerificationToken,
+  deleteSessionBySecret,
+  findLiveSession,
+  findUserByEmail,
+  insertUser,
+  updatePasswordHash,
+  useVerificationToken,
+} from './repository.ts';
+import { toUserView, type UserView, userViewSchema } from './views.ts';
+
+const emailSchema = z.email().max(254);
+/** Checked by the password policy (8..256 characters, not a common one) for its own messages. */
+const passwordSchema = z.string().max(1024);
+
+const signupBodySchema = z.strictObject({
+  email: emailSchema,
+  password: passwordSchema,
+  name: z.string().trim().min(1).max(200).optional(),
+});
+
+const loginBodySchema = z.strictObject({ email: emailSchema, password: passwordSchema });
+
+/** `{ user, csrfToken }`: the signed-in person and the token for `X-Service-CSRF`. */
+export const signedInViewSchema = z.object({ user: userViewSchema, csrfToken: z.string() });
+
+/** The session cookie's attributes (also to clear it: the same path and flags). */
+function sessionCookieOptions(publicUrl: string, expires?: Date): CookieSerializeOptions {
+  return {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: publicUrl.startsWith('https:'),
+    ...(expires === undefined ? {} : { expires }),
+  };
+}
+
+/**
+ * `/auth`: sign-up, e-mail verification, sign-in and sign-out. Public routes; none of their
+ * answers tells whether an address has an account (see servers/api/README.md, Accounts).
+ */
+export default async function accountRoutes(fastify: FastifyInstance) {
+  const routes = fastify.withTypeProvider<ZodTypeProvider>();
+  const mailer = fastify.mailer;
+  const { appUrl, publicUrl } = fastify.configuration;
+  const database = fastify.database;
+
+  // A page of another site must not sign its visitor in (login CSRF: into an account of the
+  // attacker's, whose activity the attacker then reads) or sign them up: browsers send Origin with
+  // every POST, and only the server's and the dashboard's own origins may post here. Requests
+  // without Origin (curl, scripts) do not come from a browser's page.
+  const allowedOrigins = new Set([new URL(publicUrl).origin, new URL(appUrl).origin]);
+  routes.addHook('onRequest', async (request) => {
+    const origin = request.headers.origin;
+    if (origin !== undefined && !allowedOrigins.has(origin))
+      throw forbidden(
+        `Sign-in requests from ${JSON.stringify(origin.slice(0, 200))} are not accepted: use the dashboard`,
+      );
+  });
+
+  await fastify.register(rateLimit, { global: false });
+  const limits = SIGN_IN_LIMITS;
+  const loginPerAddress = createLimiter(
+    fastify,
+    'login:ip',
+    limits.login.perAddress,
+    'sign-in attempts from this address',
+  );
+  const loginPerAccount = createLimiter(
+    fastify,
+    'login:account',
+    limits.login.perAccount,
+    'sign-in attempts for this account',
+  );
+  const signupPerAddress = createLimiter(
+    fastify,
+    'signup:ip',
+    limits.signup.perAddress,
+    'sign-ups from this address',
+  );
+  const signupPerAccount = createLimiter(
+    fastify,
+    'signup:account',
+    limits.signup.perAccount,
+    'sign-ups with this e-mail address',
+  );
+  const verifyPerAddress = createLimiter(
+    fastify,
+    'verify:ip',
+    limits.verifyEmail.perAddress,
+    'verification attempts from this address',
+  );
+
+  routes.post(
+    '/signup',
+    {
+      schema: {
+        summary: 'Create an account; a verification e-mail with a one-time link follows',
+        description:
+          'The answer is the same whether or not the address already has an account: the owner of an existing account gets an e-mail saying so instead.',
+        body: signupBodySchema,
+        response: { 201: z.object({ user: userViewSchema }), 400: errorBodySchema, 429: errorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const { email, password, name } = request.body;
+      await signupPerAddress(request, reply, request.ip);
+      await signupPerAccount(request, reply, email.toLowerCase());
+      const problem = checkPassword(password);
+      if (problem !== undefined) throw invalid(problem);
+      const passwordHash = await hashPassword(password);
+      const created = await insertUser(database, { email, name, passwordHash });
+      if (created !== undefined) {
+        const token = await createVerificationToken(database, created);
+        await mailer.send(
+          verificationMessage({ to: created.email, name, link: verificationLink(appUrl, token) }),
+        );
+        return reply.code(201).send({ user: toUserView(created) });
+      }
+      // The address has an account: its owner is told by e-mail, the answer looks like a new one.
+      const existing = await findUserByEmail(database, email);
+      const unverified = existing !== undefined && existing.email_verified_at === null;
+      const link = unverified
+        ? verificationLink(appUrl, await createVerificationToken(database, existing))
+        : undefined;
+      await mailer.send(
+        existingAccountMessage({
+          to: existing?.email ?? email,
+          signInUrl: `${appUrl}/login`,
+          ...(link === undefined ? {} : { verificationLink: link }),
+        }),
+      );
+      const lookalike: UserView = {
+        id: createId('usr'),
+        email,
+        ...(name === undefined ? {} : { name }),
+        createdAt: new Date().toISOString(),
+      };
+      return reply.code(201).send({ user: lookalike });
+    },
+  );
+
+  routes.post(
+    '/verify-email',
+    {
+      schema: {
+        summary: "Verify an account's e-mail address with the token of its link",
+        body: z.strictObject({ token: z.string().min(1).max(128) }),
+        response: { 200: z.object({ user: userViewSchema }), 400: errorBodySchema, 429: errorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      await verifyPerAddress(request, reply, request.ip);
+      const user = await useVerificationToken(database, request.body.token);
+      if (user === undefined)
+        throw invalid(
+          'This verification link does not work (already used, expired or unknown): sign up again for a new one',
+        );
+      return { user: toUserView(user) };
+    },
+  );
+
+  routes.post(
+    '/login',
+    {
+      schema: {
+        summary: 'Sign in with e-mail and password: the session cookie and the CSRF token',
+        description:
+          'Sets the `service_session` cookie (HttpOnly, SameSite=Lax). A wrong password and an unknown address get the same 401.',
+        body: loginBodySchema,
+        response: {
+          200: signedInViewSchema,
+          401: errorBodySchema,
+          403: errorBodySchema,
+          429: errorBodySchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { email, password } = request.body;
+      await loginPerAddress(request, reply, request.ip);
+      await loginPerAccount(request, reply, email.toLowerCase());
+      const user = await findUserByEmail(database, email);
+      const matches = await verifyPassword(user?.password_hash, password);
+      if (user === undefined || !matches) throw unauthorized('The e-mail address or the password is wrong');
+      if (user.email_verified_at === null)
+        throw forbidden('Verify your e-mail address first: follow the link in the e-mail we sent to it');
+      if (needsRehash(user.password_hash))
+        await updatePasswordHash(database, user.id, await hashPassword(password));
+      // A new session at every sign-in; the one the browser brought, if any, ends.
+      const previous = request.cookies[SESSION_COOKIE];
+      if (previous !== undefined && previous !== '' && previous.length <= 128)
+        await deleteSessionBySecret(database, previous);
+      const session = await createSession(database, {
+        userId: user.id,
+        ip: request.ip,
+        userAgent: request.headers['user-agent'],
+      });
+      reply.setCookie(SESSION_COOKIE, session.secret, sessionCookieOptions(publicUrl, session.expiresAt));
+      return { user: toUserView(user), csrfToken: session.csrfToken };
+    },
+  );
+
+  routes.post(
+    '/logout',
+    {
+      schema: {
+        summary: 'Sign out: ends the session of the cookie (X-Service-CSRF required) and clears it',
+        description:
+          'Answers 204, also when the request had no session (the cookie is cleared all the same); 403 without the CSRF token.',
+      },
+    },
+    async (request, reply) => {
+      const secret = request.cookies[SESSION_COOKIE];
+      if (secret !== undefined && secret !== '' && secret.length <= 128) {
+        const session = await findLiveSession(database, secret);
+        if (session !== undefined) {
+          checkCsrf(request, session.csrfToken);
+          await deleteSessionBySecret(database, secret);
+        }
+      }
+      reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(publicUrl));
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,2 @@
+export { composeMessage } from './compose.ts';
+export { createMailer, type Mailer } from './mailer.ts';
