@@ -1,22 +1,18 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { hash } from '@node-rs/argon2';
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
-import { type ParsedMail, simpleParser } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectJson, type Json } from '../../../test/http.ts';
 import { startSmtpServer, type TestSmtpServer } from '../../../test/smtp.ts';
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { hashSecret } from '../../platform/secrets.ts';
+import { linkToken, PASSWORD } from './accounts.fixture.ts';
 import { PASSWORD_HASHING } from './passwords.ts';
 
 // Accounts over real HTTP (app.inject through the whole app), with e-mail going to a real SMTP
 // server in this process, on both engines.
-
-const PASSWORD = 'correct horse battery staple';
 
 let smtp: TestSmtpServer;
 beforeAll(async () => {
@@ -25,17 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await smtp?.close();
 });
-
-/** The token of the one-time link in a message's text, after checking the HTML has the same link. */
-function linkToken(mail: ParsedMail, appUrl: string): string {
-  const match = new RegExp(
-    `${appUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/verify-email\\?token=([0-9a-z]+)`,
-  ).exec(mail.text ?? '');
-  expect(match, mail.text).not.toBeNull();
-  const token = (match as RegExpExecArray)[1] as string;
-  expect(mail.html).toContain(`${appUrl}/verify-email?token=${token}`);
-  return token;
-}
 
 describe.each(ENGINES)('accounts on %s', (engine) => {
   let test: TestApp;
@@ -671,52 +656,5 @@ describe.each(ENGINES)('accounts on %s', (engine) => {
       in: 'cookie',
       name: 'service_session',
     });
-  });
-});
-
-describe.each(ENGINES)('accounts without SMTP on %s', (engine) => {
-  it('writes the verification e-mail as an .eml file in the data directory and logs its link', async () => {
-    const lines: Array<Record<string, unknown>> = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
-    const test = await createTestApp(
-      engine,
-      { logger: { level: 'info', stream } },
-      { SVC_PUBLIC_URL: 'https://replay.example.com', SVC_APP_URL: 'https://app.example.com' },
-    );
-    try {
-      const email = `eml-${engine}@example.com`;
-      const signup = await test.app.inject({
-        method: 'POST',
-        url: '/auth/signup',
-        payload: { email, password: PASSWORD },
-      });
-      expect(signup.statusCode).toBe(201);
-      const directory = join(test.dataDirectory, 'mail');
-      const files = await readdir(directory);
-      expect(files).toEqual([expect.stringMatching(/\.eml$/)]);
-      const mail = await simpleParser(await readFile(join(directory, files[0] as string)));
-      expect(mail.to).toMatchObject({ value: [{ address: email }] });
-      const token = linkToken(mail, test.configuration.appUrl);
-      const logged = lines.find((line) => line.component === 'mail');
-      expect(logged).toMatchObject({
-        to: email,
-        file: join(directory, files[0] as string),
-        link: `${test.configuration.appUrl}/verify-email?token=${token}`,
-      });
-      expect(JSON.stringify(lines)).not.toContain(PASSWORD);
-      const verified = await test.app.inject({
-        method: 'POST',
-        url: '/auth/verify-email',
-        payload: { token },
-      });
-      expect(verified.statusCode).toBe(200);
-    } finally {
-      await test.close();
-    }
   });
 });
