@@ -64,3 +64,45 @@ export function existingAccountMessage(options: {
     }),
   };
 }
+
+/** The dashboard's page for a password reset link: `<appUrl>/reset-password?token=…`. */
+export function passwordResetLink(appUrl: string, token: string): string {
+  return `${appUrl}/reset-password?token=${encodeURIComponent(token)}`;
+}
+
+/** "Reset your password", with the one-time link (`POST /auth/password/forgot`). */
+export function passwordResetMessage(options: { to: string; link: string }): Outgoing {
+  return {
+    to: options.to,
+    link: options.link,
+    ...composeMessage({
+      subject: 'Reset your password',
+      paragraphs: [
+        'Someone, probably you, asked to reset the password of the account of this e-mail address.',
+        'Follow this link to choose a new password. It works once, within 1 hour; every signed-in session of the account then ends.',
+      ],
+      action: { label: 'Choose a new password', url: options.link },
+      footer: 'If you did not ask, ignore this message: your password does not change without the link.',
+    }),
+  };
+}
+
+/**
+ * To an address with no account, when someone asks to reset its password: the answer is the
+ * same as for an account, so the person learns it here (and the request takes the same time).
+ */
+export function noAccountResetMessage(options: { to: string; signUpUrl: string }): Outgoing {
+  return {
+    to: options.to,
+    link: options.signUpUrl,
+    ...composeMessage({
+      subject: 'Reset your password',
+      paragraphs: [
+        'Someone, probably you, asked to reset the password of an account of this e-mail address, but it has no account.',
+        'Perhaps you signed up with another address. You can also sign up with this one.',
+      ],
+      action: { label: 'Sign up', url: options.signUpUrl },
+      footer: 'If you did not ask, ignore this message.',
+    }),
+  };
+}

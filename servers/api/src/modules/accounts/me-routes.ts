@@ -3,8 +3,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { SignedInPerson } from '../../platform/http/authentication.ts';
-import { forbidden, unauthorized } from '../../platform/http/errors.ts';
-import { findUserById, updateUser } from './repository.ts';
+import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
+import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
+import { changePassword, findUserById, updateUser } from './repository.ts';
 import { signedInViewSchema } from './routes.ts';
 import { toUserView } from './views.ts';
 
@@ -76,6 +77,44 @@ export default async function meRoutes(fastify: FastifyInstance) {
       if (user === undefined)
         throw unauthorized('The session has ended (signed out or expired): sign in again');
       return { user: toUserView(user), csrfToken: person.csrfToken };
+    },
+  );
+
+  routes.post(
+    '/password',
+    {
+      schema: {
+        summary: "Change the signed-in person's password; ends their other sessions",
+        description:
+          'Cookie only (with `X-Service-CSRF`). 403 when `currentPassword` is wrong; the new password follows the sign-up rules (400). This session stays; every other session of the person ends.',
+        body: z.strictObject({
+          currentPassword: z.string().max(1024),
+          newPassword: z.string().max(1024),
+        }),
+        response: {
+          200: signedInViewSchema,
+          400: errorBodySchema,
+          401: errorBodySchema,
+          403: errorBodySchema,
+        },
+      },
+    },
+    async (request) => {
+      const person = personOf(request);
+      const { currentPassword, newPassword } = request.body;
+      const user = await currentUser(person);
+      if (!(await verifyPassword(user.password_hash, currentPassword)))
+        throw forbidden('The current password is wrong');
+      const problem = checkPassword(newPassword);
+      if (problem !== undefined) throw invalid(problem);
+      const changed = await changePassword(database, {
+        userId: user.id,
+        passwordHash: await hashPassword(newPassword),
+        keepSessionId: person.sessionId,
+      });
+      if (changed === undefined)
+        throw unauthorized('The session has ended (signed out or expired): sign in again');
+      return { user: toUserView(changed), csrfToken: person.csrfToken };
     },
   );
 }

@@ -21,6 +21,13 @@ export const SIGN_IN_LIMITS = {
   signup: { perAddress: { max: 10, windowMs: 3_600_000 }, perAccount: { max: 3, windowMs: 3_600_000 } },
   /** Verification links tried: 30 per client address per 15 minutes. */
   verifyEmail: { perAddress: { max: 30, windowMs: 15 * 60_000 } },
+  /** Password reset links asked for (each sends an e-mail): as sign-ups. */
+  forgotPassword: {
+    perAddress: { max: 10, windowMs: 3_600_000 },
+    perAccount: { max: 3, windowMs: 3_600_000 },
+  },
+  /** Password reset tokens tried: 30 per client address per 15 minutes. */
+  resetPassword: { perAddress: { max: 30, windowMs: 15 * 60_000 } },
 } as const;
 
 /** Checks a request against a limit, counting it; a request over the limit is a 429. */

@@ -202,3 +202,89 @@ export async function deleteSessionBySecret(database: Executor, secret: string):
     .executeTakeFirst();
   return deleted.numDeletedRows > 0n;
 }
+
+/** How long a password reset link works. */
+const PASSWORD_RESET_LINK_LIFETIME_MS = 3_600_000;
+
+/** A new password reset link's token for the user's current address (stored hashed). */
+export async function createPasswordResetToken(
+  database: Executor,
+  user: Pick<User, 'id' | 'email'>,
+  now = new Date(),
+): Promise<string> {
+  const token = createLinkToken();
+  await database
+    .insertInto('password_reset_tokens')
+    .values({
+      token_hash: hashSecret(token),
+      user_id: user.id,
+      email: user.email,
+      expires_at: new Date(now.getTime() + PASSWORD_RESET_LINK_LIFETIME_MS),
+      used_at: null,
+    })
+    .execute();
+  return token;
+}
+
+/**
+ * Uses a password reset link's token: once, within its hour, and only while the user's address
+ * is still the one it was sent to. Sets the new password hash, marks the address verified (the
+ * link proved it) and ends every session of the user. Answers the user; undefined when the token
+ * is unknown, used, expired or for an old address. Atomic: of two uses at once, one succeeds.
+ */
+export async function usePasswordResetToken(
+  database: Kysely<Database>,
+  token: string,
+  passwordHash: string,
+): Promise<User | undefined> {
+  return database.transaction().execute(async (transaction) => {
+    const used = await transaction
+      .updateTable('password_reset_tokens')
+      .set({ used_at: sql`now()` })
+      .where('token_hash', '=', hashSecret(token))
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', sql<Date>`now()`)
+      .returning(['user_id', 'email'])
+      .executeTakeFirst();
+    if (used === undefined) return undefined;
+    const user = await transaction
+      .updateTable('users')
+      .set({
+        password_hash: passwordHash,
+        email_verified_at: sql`coalesce(email_verified_at, now())`,
+        updated_at: new Date(),
+      })
+      .where('id', '=', used.user_id)
+      .where(sql<string>`lower(email)`, '=', used.email.toLowerCase())
+      .returningAll()
+      .executeTakeFirst();
+    if (user === undefined) return undefined;
+    await transaction.deleteFrom('user_sessions').where('user_id', '=', user.id).execute();
+    return user;
+  });
+}
+
+/**
+ * Changes a signed-in user's password and ends their other sessions (not `keepSessionId`, the
+ * one that asked). Answers the user; undefined when the user is gone.
+ */
+export async function changePassword(
+  database: Kysely<Database>,
+  options: { userId: string; passwordHash: string; keepSessionId: string },
+): Promise<User | undefined> {
+  return database.transaction().execute(async (transaction) => {
+    const user = await transaction
+      .updateTable('users')
+      .set({ password_hash: options.passwordHash, updated_at: new Date() })
+      .where('id', '=', options.userId)
+      .returningAll()
+      .executeTakeFirst();
+    if (user === undefined) return undefined;
+    await transaction
+      .deleteFrom('user_sessions')
+      .where('user_id', '=', user.id)
+      .where('id', '!=', options.keepSessionId)
+      .execute();
+    return user;
+  });
+}

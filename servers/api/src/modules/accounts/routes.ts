@@ -7,10 +7,18 @@ import { z } from 'zod';
 import { checkCsrf, SESSION_COOKIE } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
 import { createId } from '../../platform/ids.ts';
-import { existingAccountMessage, verificationLink, verificationMessage } from './emails.ts';
+import {
+  existingAccountMessage,
+  noAccountResetMessage,
+  passwordResetLink,
+  passwordResetMessage,
+  verificationLink,
+  verificationMessage,
+} from './emails.ts';
 import { checkPassword, hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 import {
+  createPasswordResetToken,
   createSession,
   createVerificationToken,
   deleteSessionBySecret,
@@ -18,6 +26,7 @@ import {
   findUserByEmail,
   insertUser,
   updatePasswordHash,
+  usePasswordResetToken,
   useVerificationToken,
 } from './repository.ts';
 import { toUserView, type UserView, userViewSchema } from './views.ts';
@@ -102,6 +111,25 @@ export default async function accountRoutes(fastify: FastifyInstance) {
     'verify:ip',
     limits.verifyEmail.perAddress,
     'verification attempts from this address',
+  );
+
+  const forgotPerAddress = createLimiter(
+    fastify,
+    'forgot:ip',
+    limits.forgotPassword.perAddress,
+    'password reset requests from this address',
+  );
+  const forgotPerAccount = createLimiter(
+    fastify,
+    'forgot:account',
+    limits.forgotPassword.perAccount,
+    'password reset requests for this e-mail address',
+  );
+  const resetPerAddress = createLimiter(
+    fastify,
+    'reset:ip',
+    limits.resetPassword.perAddress,
+    'password reset attempts from this address',
   );
 
   routes.post(
@@ -234,6 +262,57 @@ export default async function accountRoutes(fastify: FastifyInstance) {
       }
       reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(publicUrl));
       return reply.code(204).send();
+    },
+  );
+
+  routes.post(
+    '/password/forgot',
+    {
+      schema: {
+        summary: 'Ask for a password reset: an e-mail with a one-time link follows',
+        description:
+          'Answers 202 whether or not the address has an account: an address without one gets an e-mail saying so instead of a link. The link works once, within 1 hour.',
+        body: z.strictObject({ email: emailSchema }),
+        response: { 202: z.object({}), 400: errorBodySchema, 429: errorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const { email } = request.body;
+      await forgotPerAddress(request, reply, request.ip);
+      await forgotPerAccount(request, reply, email.toLowerCase());
+      const user = await findUserByEmail(database, email);
+      if (user === undefined)
+        await mailer.send(noAccountResetMessage({ to: email, signUpUrl: `${appUrl}/signup` }));
+      else {
+        const token = await createPasswordResetToken(database, user);
+        await mailer.send(passwordResetMessage({ to: user.email, link: passwordResetLink(appUrl, token) }));
+      }
+      return reply.code(202).send({});
+    },
+  );
+
+  routes.post(
+    '/password/reset',
+    {
+      schema: {
+        summary: 'Choose a new password with the token of a reset link; ends every session of the account',
+        description:
+          'The password follows the sign-up rules. 400 for a used, expired or unknown token. Every session of the account ends (sign in again with the new password).',
+        body: z.strictObject({ token: z.string().min(1).max(128), password: passwordSchema }),
+        response: { 200: z.object({ user: userViewSchema }), 400: errorBodySchema, 429: errorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const { token, password } = request.body;
+      await resetPerAddress(request, reply, request.ip);
+      const problem = checkPassword(password);
+      if (problem !== undefined) throw invalid(problem);
+      const user = await usePasswordResetToken(database, token, await hashPassword(password));
+      if (user === undefined)
+        throw invalid(
+          'This password reset link does not work (already used, expired or unknown): ask for a new one',
+        );
+      return { user: toUserView(user) };
     },
   );
 }

@@ -68,6 +68,7 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'users',
         'email_verification_tokens',
         'user_sessions',
+        'password_reset_tokens',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

@@ -14,6 +14,7 @@ import * as incrementalCalls from './migrations/2026-11-28-incremental-calls.ts'
 import * as callJobCost from './migrations/2026-11-29-call-job-cost.ts';
 import * as processingJobs from './migrations/2026-11-30-processing-jobs.ts';
 import * as accounts from './migrations/2026-12-01-accounts.ts';
+import * as passwordReset from './migrations/2026-12-02-password-reset.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -34,6 +35,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-29-call-job-cost': callJobCost,
   '2026-11-30-processing-jobs': processingJobs,
   '2026-12-01-accounts': accounts,
+  '2026-12-02-password-reset': passwordReset,
 };
 
 /**

@@ -1,4 +1,9 @@
-import type { EmailVerificationTokensTable, UserSessionsTable, UsersTable } from './tables/accounts.table.ts';
+import type {
+  EmailVerificationTokensTable,
+  PasswordResetTokensTable,
+  UserSessionsTable,
+  UsersTable,
+} from './tables/accounts.table.ts';
 import type { ApiTokensTable } from './tables/api-tokens.table.ts';
 import type { CallProgressTable, CallSeriesPiecesTable } from './tables/call-progress.table.ts';
 import type { CallFindingsTable, CallItemsTable, CallsTable, CallTracksTable } from './tables/calls.table.ts';
@@ -46,4 +51,5 @@ export interface Database {
   users: UsersTable;
   email_verification_tokens: EmailVerificationTokensTable;
   user_sessions: UserSessionsTable;
+  password_reset_tokens: PasswordResetTokensTable;
 }

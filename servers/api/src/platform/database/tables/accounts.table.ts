@@ -32,3 +32,13 @@ export interface UserSessionsTable {
   ip: string | null;
   user_agent: string | null;
 }
+
+/** The one-time links of a password reset (`POST /auth/password/forgot`). */
+export interface PasswordResetTokensTable {
+  token_hash: Uint8Array;
+  user_id: string;
+  email: string;
+  expires_at: Date;
+  used_at: Date | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
