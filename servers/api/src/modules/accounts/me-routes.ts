@@ -3,9 +3,16 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { SignedInPerson } from '../../platform/http/authentication.ts';
-import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
+import { forbidden, invalid, notFound, unauthorized } from '../../platform/http/errors.ts';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
-import { changePassword, findUserById, updateUser } from './repository.ts';
+import {
+  changePassword,
+  deleteOtherSessions,
+  deleteUserSession,
+  findUserById,
+  listLiveSessions,
+  updateUser,
+} from './repository.ts';
 import { signedInViewSchema } from './routes.ts';
 import { toUserView } from './views.ts';
 
@@ -17,6 +24,16 @@ const tokenViewSchema = z.object({
     organizationId: z.string(),
     scopes: z.array(z.string()),
   }),
+});
+
+/** A signed-in session as `GET /v1/me/sessions` lists it: never its secret. */
+const sessionViewSchema = z.object({
+  id: z.string(),
+  createdAt: z.string().describe('When it signed in'),
+  lastSeenAt: z.string().describe('Its last request (to the minute)'),
+  userAgent: z.string().optional(),
+  ip: z.string().optional().describe('The client address it signed in from'),
+  current: z.boolean().describe("Whether it is this request's session"),
 });
 
 /** The signed-in person of the request, or 403 for an API token (it acts for a project). */
@@ -115,6 +132,67 @@ export default async function meRoutes(fastify: FastifyInstance) {
       if (changed === undefined)
         throw unauthorized('The session has ended (signed out or expired): sign in again');
       return { user: toUserView(changed), csrfToken: person.csrfToken };
+    },
+  );
+
+  routes.get(
+    '/sessions',
+    {
+      schema: {
+        summary: "The signed-in person's live sessions (devices signed in), latest used first",
+        description: 'Cookie only. `current` marks the session of this request. Never a session secret.',
+        response: {
+          200: z.object({ sessions: z.array(sessionViewSchema) }),
+          401: errorBodySchema,
+          403: errorBodySchema,
+        },
+      },
+    },
+    async (request) => {
+      const person = personOf(request);
+      const rows = await listLiveSessions(database, person.userId);
+      return {
+        sessions: rows.map((row) => ({
+          id: row.id,
+          createdAt: row.created_at.toISOString(),
+          lastSeenAt: row.last_seen_at.toISOString(),
+          ...(row.user_agent === null ? {} : { userAgent: row.user_agent }),
+          ...(row.ip === null ? {} : { ip: row.ip }),
+          current: row.id === person.sessionId,
+        })),
+      };
+    },
+  );
+
+  routes.delete(
+    '/sessions/:id',
+    {
+      schema: {
+        summary: 'Sign out one session of the signed-in person (this one too, if asked)',
+        description: 'Cookie only (with `X-Service-CSRF`). 404 for a session that is not one of theirs.',
+        params: z.object({ id: z.string().max(64) }),
+      },
+    },
+    async (request, reply) => {
+      const person = personOf(request);
+      if (!(await deleteUserSession(database, person.userId, request.params.id)))
+        throw notFound(`No session ${JSON.stringify(request.params.id)}`);
+      return reply.code(204).send();
+    },
+  );
+
+  routes.delete(
+    '/sessions',
+    {
+      schema: {
+        summary: 'Sign out every other session of the signed-in person; this one stays',
+        description: 'Cookie only (with `X-Service-CSRF`). Answers how many sessions ended.',
+        response: { 200: z.object({ ended: z.number().int() }), 401: errorBodySchema, 403: errorBodySchema },
+      },
+    },
+    async (request) => {
+      const person = personOf(request);
+      return { ended: await deleteOtherSessions(database, person.userId, person.sessionId) };
     },
   );
 }

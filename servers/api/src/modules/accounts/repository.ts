@@ -288,3 +288,49 @@ export async function changePassword(
     return user;
   });
 }
+
+/** A live session of a user, as `GET /v1/me/sessions` lists it (never its secret). */
+export interface SessionRow {
+  id: string;
+  created_at: Date;
+  last_seen_at: Date;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+/** The user's live sessions (not past their absolute end nor idle too long), latest used first. */
+export async function listLiveSessions(database: Executor, userId: string): Promise<SessionRow[]> {
+  return database
+    .selectFrom('user_sessions')
+    .select(['id', 'created_at', 'last_seen_at', 'ip', 'user_agent'])
+    .where('user_id', '=', userId)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .where('last_seen_at', '>', sql<Date>`now() - ${`${SESSION_IDLE_MS / 1000} seconds`}::interval`)
+    .orderBy('last_seen_at', 'desc')
+    .orderBy('id')
+    .execute();
+}
+
+/** Ends one session of the user; whether there was one (another user's session is not found). */
+export async function deleteUserSession(database: Executor, userId: string, id: string): Promise<boolean> {
+  const deleted = await database
+    .deleteFrom('user_sessions')
+    .where('user_id', '=', userId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return deleted.numDeletedRows > 0n;
+}
+
+/** Ends every session of the user but `keepSessionId`; how many ended. */
+export async function deleteOtherSessions(
+  database: Executor,
+  userId: string,
+  keepSessionId: string,
+): Promise<number> {
+  const deleted = await database
+    .deleteFrom('user_sessions')
+    .where('user_id', '=', userId)
+    .where('id', '!=', keepSessionId)
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}
