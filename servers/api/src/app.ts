@@ -15,6 +15,7 @@ import {
   validatorCompiler,
 } from 'fastify-type-provider-zod';
 import meRoutes from './modules/accounts/me-routes.ts';
+import mfaRoutes from './modules/accounts/mfa-routes.ts';
 import { findLiveSession } from './modules/accounts/repository.ts';
 import accountRoutes from './modules/accounts/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
@@ -79,6 +80,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(healthRoutes);
   await fastify.register(accountRoutes, { prefix: '/auth' });
   await fastify.register(meRoutes, { prefix: '/v1/me' });
+  await fastify.register(mfaRoutes, { prefix: '/v1/me/mfa' });
   await fastify.register(configRoutes, { prefix: '/v1' });
   await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });

@@ -37,7 +37,7 @@ const sessionViewSchema = z.object({
 });
 
 /** The signed-in person of the request, or 403 for an API token (it acts for a project). */
-function personOf(request: FastifyRequest): SignedInPerson {
+export function personOf(request: FastifyRequest): SignedInPerson {
   if (request.person === null)
     throw forbidden('An API token acts for a project, not a person: sign in with the session cookie');
   return request.person;

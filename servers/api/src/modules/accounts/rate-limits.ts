@@ -28,6 +28,8 @@ export const SIGN_IN_LIMITS = {
   },
   /** Password reset tokens tried: 30 per client address per 15 minutes. */
   resetPassword: { perAddress: { max: 30, windowMs: 15 * 60_000 } },
+  /** Two-factor codes tried at sign-in: 10 per account per 15 minutes, 30 per client address. */
+  mfa: { perAddress: { max: 30, windowMs: 15 * 60_000 }, perAccount: { max: 10, windowMs: 15 * 60_000 } },
 } as const;
 
 /** Checks a request against a limit, counting it; a request over the limit is a 429. */

@@ -1,9 +1,10 @@
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
 import { errorBodySchema } from '@svc/protocol';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { User } from '../../platform/database/tables/accounts.table.ts';
 import { checkCsrf, SESSION_COOKIE } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
 import { createId } from '../../platform/ids.ts';
@@ -15,6 +16,7 @@ import {
   verificationLink,
   verificationMessage,
 } from './emails.ts';
+import { createMfaChallenge, findMfaChallenge, mfaEnabled, useMfaChallenge, useSecondFactor } from './mfa.ts';
 import { checkPassword, hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 import {
@@ -24,6 +26,7 @@ import {
   deleteSessionBySecret,
   findLiveSession,
   findUserByEmail,
+  findUserById,
   insertUser,
   updatePasswordHash,
   usePasswordResetToken,
@@ -45,6 +48,12 @@ const loginBodySchema = z.strictObject({ email: emailSchema, password: passwordS
 
 /** `{ user, csrfToken }`: the signed-in person and the token for `X-Service-CSRF`. */
 export const signedInViewSchema = z.object({ user: userViewSchema, csrfToken: z.string() });
+
+/** The answer of a right password when the person has two-factor sign-in on. */
+const mfaRequiredSchema = z.object({
+  mfaRequired: z.literal(true),
+  mfaToken: z.string().describe('For `POST /auth/mfa/verify`, once, within 5 minutes'),
+});
 
 /** The session cookie's attributes (also to clear it: the same path and flags). */
 function sessionCookieOptions(publicUrl: string, expires?: Date): CookieSerializeOptions {
@@ -132,6 +141,36 @@ export default async function accountRoutes(fastify: FastifyInstance) {
     'password reset attempts from this address',
   );
 
+  const mfaPerAddress = createLimiter(
+    fastify,
+    'mfa:ip',
+    limits.mfa.perAddress,
+    'two-factor codes from this address',
+  );
+  const mfaPerAccount = createLimiter(
+    fastify,
+    'mfa:account',
+    limits.mfa.perAccount,
+    'two-factor codes for this account',
+  );
+
+  /**
+   * Starts a session for the user (the cookie and `{ user, csrfToken }`): a new one at every
+   * sign-in; the one the browser brought, if any, ends.
+   */
+  async function signIn(request: FastifyRequest, reply: FastifyReply, user: User) {
+    const previous = request.cookies[SESSION_COOKIE];
+    if (previous !== undefined && previous !== '' && previous.length <= 128)
+      await deleteSessionBySecret(database, previous);
+    const session = await createSession(database, {
+      userId: user.id,
+      ip: request.ip,
+      userAgent: request.headers['user-agent'],
+    });
+    reply.setCookie(SESSION_COOKIE, session.secret, sessionCookieOptions(publicUrl, session.expiresAt));
+    return { user: toUserView(user), csrfToken: session.csrfToken };
+  }
+
   routes.post(
     '/signup',
     {
@@ -207,10 +246,10 @@ export default async function accountRoutes(fastify: FastifyInstance) {
       schema: {
         summary: 'Sign in with e-mail and password: the session cookie and the CSRF token',
         description:
-          'Sets the `service_session` cookie (HttpOnly, SameSite=Lax). A wrong password and an unknown address get the same 401.',
+          'Sets the `service_session` cookie (HttpOnly, SameSite=Lax). A wrong password and an unknown address get the same 401. With two-factor sign-in on: `{ mfaRequired: true, mfaToken }` and no cookie; then `POST /auth/mfa/verify`.',
         body: loginBodySchema,
         response: {
-          200: signedInViewSchema,
+          200: z.union([signedInViewSchema, mfaRequiredSchema]),
           401: errorBodySchema,
           403: errorBodySchema,
           429: errorBodySchema,
@@ -228,17 +267,9 @@ export default async function accountRoutes(fastify: FastifyInstance) {
         throw forbidden('Verify your e-mail address first: follow the link in the e-mail we sent to it');
       if (needsRehash(user.password_hash))
         await updatePasswordHash(database, user.id, await hashPassword(password));
-      // A new session at every sign-in; the one the browser brought, if any, ends.
-      const previous = request.cookies[SESSION_COOKIE];
-      if (previous !== undefined && previous !== '' && previous.length <= 128)
-        await deleteSessionBySecret(database, previous);
-      const session = await createSession(database, {
-        userId: user.id,
-        ip: request.ip,
-        userAgent: request.headers['user-agent'],
-      });
-      reply.setCookie(SESSION_COOKIE, session.secret, sessionCookieOptions(publicUrl, session.expiresAt));
-      return { user: toUserView(user), csrfToken: session.csrfToken };
+      if (await mfaEnabled(database, user.id))
+        return { mfaRequired: true as const, mfaToken: await createMfaChallenge(database, user.id) };
+      return signIn(request, reply, user);
     },
   );
 
@@ -313,6 +344,33 @@ export default async function accountRoutes(fastify: FastifyInstance) {
           'This password reset link does not work (already used, expired or unknown): ask for a new one',
         );
       return { user: toUserView(user) };
+    },
+  );
+
+  routes.post(
+    '/mfa/verify',
+    {
+      schema: {
+        summary: 'Finish a sign-in with two-factor sign-in on: the mfaToken and a TOTP or recovery code',
+        description:
+          'Answers as `POST /auth/login` does without MFA (the cookie and `{ user, csrfToken }`). A TOTP code is accepted once (within one step either side of the clock), a recovery code once ever. 401 for a wrong code or a used, expired or unknown mfaToken (a wrong code leaves the token usable).',
+        body: z.strictObject({ mfaToken: z.string().min(1).max(128), code: z.string().min(1).max(32) }),
+        response: { 200: signedInViewSchema, 401: errorBodySchema, 429: errorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const { mfaToken, code } = request.body;
+      await mfaPerAddress(request, reply, request.ip);
+      const expired = 'This sign-in has expired (or was finished already): sign in again with the password';
+      const userId = await findMfaChallenge(database, mfaToken);
+      if (userId === undefined) throw unauthorized(expired);
+      await mfaPerAccount(request, reply, userId);
+      if (!(await useSecondFactor(database, fastify.masterKey, userId, code)))
+        throw unauthorized('The code is wrong (or used already)');
+      if (!(await useMfaChallenge(database, mfaToken))) throw unauthorized(expired);
+      const user = await findUserById(database, userId);
+      if (user === undefined) throw unauthorized(expired);
+      return signIn(request, reply, user);
     },
   );
 }

@@ -69,6 +69,9 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'email_verification_tokens',
         'user_sessions',
         'password_reset_tokens',
+        'user_mfa',
+        'mfa_recovery_codes',
+        'mfa_challenges',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

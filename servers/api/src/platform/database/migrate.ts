@@ -15,6 +15,7 @@ import * as callJobCost from './migrations/2026-11-29-call-job-cost.ts';
 import * as processingJobs from './migrations/2026-11-30-processing-jobs.ts';
 import * as accounts from './migrations/2026-12-01-accounts.ts';
 import * as passwordReset from './migrations/2026-12-02-password-reset.ts';
+import * as mfa from './migrations/2026-12-03-mfa.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -36,6 +37,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-11-30-processing-jobs': processingJobs,
   '2026-12-01-accounts': accounts,
   '2026-12-02-password-reset': passwordReset,
+  '2026-12-03-mfa': mfa,
 };
 
 /**

@@ -1,6 +1,9 @@
 import type {
   EmailVerificationTokensTable,
+  MfaChallengesTable,
+  MfaRecoveryCodesTable,
   PasswordResetTokensTable,
+  UserMfaTable,
   UserSessionsTable,
   UsersTable,
 } from './tables/accounts.table.ts';
@@ -52,4 +55,7 @@ export interface Database {
   email_verification_tokens: EmailVerificationTokensTable;
   user_sessions: UserSessionsTable;
   password_reset_tokens: PasswordResetTokensTable;
+  user_mfa: UserMfaTable;
+  mfa_recovery_codes: MfaRecoveryCodesTable;
+  mfa_challenges: MfaChallengesTable;
 }

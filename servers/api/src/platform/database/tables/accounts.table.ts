@@ -42,3 +42,30 @@ export interface PasswordResetTokensTable {
   used_at: Date | null;
   created_at: ColumnType<Date, Date | undefined, never>;
 }
+
+/** A person's TOTP secret, sealed; MFA is on once `enabled_at` is set. */
+export interface UserMfaTable {
+  user_id: string;
+  wrapped_key: Uint8Array;
+  sealed_secret: Uint8Array;
+  enabled_at: Date | null;
+  /** bigint: the driver may hand back a string. */
+  last_step: ColumnType<string | number | null, number | null, number | null>;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
+export interface MfaRecoveryCodesTable {
+  code_hash: Uint8Array;
+  user_id: string;
+  used_at: Date | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
+/** Between a right password and the second factor at sign-in (`mfaToken`). */
+export interface MfaChallengesTable {
+  token_hash: Uint8Array;
+  user_id: string;
+  expires_at: Date;
+  used_at: Date | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
