@@ -87,18 +87,46 @@ export function passwordResetMessage(options: { to: string; link: string }): Out
   };
 }
 
+/** The dashboard's page for a magic (sign-in) link: `<appUrl>/magic-link?token=…`. */
+export function magicLinkLink(appUrl: string, token: string): string {
+  return `${appUrl}/magic-link?token=${encodeURIComponent(token)}`;
+}
+
+/** "Sign in", with a one-time sign-in link (`POST /auth/magic-link`). */
+export function magicLinkMessage(options: { to: string; link: string }): Outgoing {
+  return {
+    to: options.to,
+    link: options.link,
+    ...composeMessage({
+      subject: 'Your sign-in link',
+      paragraphs: [
+        'Someone, probably you, asked for a link to sign in to the account of this e-mail address.',
+        'Follow this link to sign in. It works once, within 15 minutes.',
+      ],
+      action: { label: 'Sign in', url: options.link },
+      footer: 'If you did not ask, ignore this message: nobody signs in without the link.',
+    }),
+  };
+}
+
 /**
- * To an address with no account, when someone asks to reset its password: the answer is the
- * same as for an account, so the person learns it here (and the request takes the same time).
+ * To an address with no account, when someone asks to reset its password or for a sign-in link:
+ * the answer is the same as for an account, so the person learns it here (and the request takes
+ * the same time).
  */
-export function noAccountResetMessage(options: { to: string; signUpUrl: string }): Outgoing {
+export function noAccountMessage(options: {
+  to: string;
+  signUpUrl: string;
+  subject: string;
+  asked: string;
+}): Outgoing {
   return {
     to: options.to,
     link: options.signUpUrl,
     ...composeMessage({
-      subject: 'Reset your password',
+      subject: options.subject,
       paragraphs: [
-        'Someone, probably you, asked to reset the password of an account of this e-mail address, but it has no account.',
+        `Someone, probably you, asked ${options.asked} of this e-mail address, but it has no account.`,
         'Perhaps you signed up with another address. You can also sign up with this one.',
       ],
       action: { label: 'Sign up', url: options.signUpUrl },

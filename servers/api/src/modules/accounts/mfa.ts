@@ -166,11 +166,7 @@ export async function disableMfa(database: Kysely<Database>, userId: string): Pr
 }
 
 /** Uses one of the user's recovery codes, once; whether it was one. */
-async function useRecoveryCode(
-  database: Kysely<Database>,
-  userId: string,
-  code: string,
-): Promise<boolean> {
+async function useRecoveryCode(database: Kysely<Database>, userId: string, code: string): Promise<boolean> {
   const normalized = normalizeRecoveryCode(code);
   if (!/^[0-9a-z]{10}$/.test(normalized)) return false;
   const used = await database

@@ -28,6 +28,13 @@ export const SIGN_IN_LIMITS = {
   },
   /** Password reset tokens tried: 30 per client address per 15 minutes. */
   resetPassword: { perAddress: { max: 30, windowMs: 15 * 60_000 } },
+  /** Sign-in links asked for (each sends an e-mail): as sign-ups. */
+  magicLink: {
+    perAddress: { max: 10, windowMs: 3_600_000 },
+    perAccount: { max: 3, windowMs: 3_600_000 },
+  },
+  /** Sign-in link tokens tried: 30 per client address per 15 minutes. */
+  magicLinkUse: { perAddress: { max: 30, windowMs: 15 * 60_000 } },
   /** Two-factor codes tried at sign-in: 10 per account per 15 minutes, 30 per client address. */
   mfa: { perAddress: { max: 30, windowMs: 15 * 60_000 }, perAccount: { max: 10, windowMs: 15 * 60_000 } },
 } as const;

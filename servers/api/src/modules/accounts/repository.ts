@@ -334,3 +334,55 @@ export async function deleteOtherSessions(
     .executeTakeFirst();
   return Number(deleted.numDeletedRows);
 }
+
+/** How long a magic (sign-in) link works. */
+const MAGIC_LINK_LIFETIME_MS = 15 * 60_000;
+
+/** A new magic link's token for the user's current address (stored hashed). */
+export async function createMagicLinkToken(
+  database: Executor,
+  user: Pick<User, 'id' | 'email'>,
+  now = new Date(),
+): Promise<string> {
+  const token = createLinkToken();
+  await database
+    .insertInto('magic_link_tokens')
+    .values({
+      token_hash: hashSecret(token),
+      user_id: user.id,
+      email: user.email,
+      expires_at: new Date(now.getTime() + MAGIC_LINK_LIFETIME_MS),
+      used_at: null,
+    })
+    .execute();
+  return token;
+}
+
+/**
+ * Uses a magic link's token: once, within its 15 minutes, and only while the user's address is
+ * still the one it was sent to; marks the address verified (the link proved it). Answers the
+ * user; undefined when the token is unknown, used, expired or for an old address. Atomic.
+ */
+export async function useMagicLinkToken(
+  database: Kysely<Database>,
+  token: string,
+): Promise<User | undefined> {
+  return database.transaction().execute(async (transaction) => {
+    const used = await transaction
+      .updateTable('magic_link_tokens')
+      .set({ used_at: sql`now()` })
+      .where('token_hash', '=', hashSecret(token))
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', sql<Date>`now()`)
+      .returning(['user_id', 'email'])
+      .executeTakeFirst();
+    if (used === undefined) return undefined;
+    return transaction
+      .updateTable('users')
+      .set({ email_verified_at: sql`coalesce(email_verified_at, now())`, updated_at: new Date() })
+      .where('id', '=', used.user_id)
+      .where(sql<string>`lower(email)`, '=', used.email.toLowerCase())
+      .returningAll()
+      .executeTakeFirst();
+  });
+}

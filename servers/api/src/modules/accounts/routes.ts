@@ -10,7 +10,9 @@ import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts'
 import { createId } from '../../platform/ids.ts';
 import {
   existingAccountMessage,
-  noAccountResetMessage,
+  magicLinkLink,
+  magicLinkMessage,
+  noAccountMessage,
   passwordResetLink,
   passwordResetMessage,
   verificationLink,
@@ -20,6 +22,7 @@ import { createMfaChallenge, findMfaChallenge, mfaEnabled, useMfaChallenge, useS
 import { checkPassword, hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 import {
+  createMagicLinkToken,
   createPasswordResetToken,
   createSession,
   createVerificationToken,
@@ -29,6 +32,7 @@ import {
   findUserById,
   insertUser,
   updatePasswordHash,
+  useMagicLinkToken,
   usePasswordResetToken,
   useVerificationToken,
 } from './repository.ts';
@@ -152,6 +156,25 @@ export default async function accountRoutes(fastify: FastifyInstance) {
     'mfa:account',
     limits.mfa.perAccount,
     'two-factor codes for this account',
+  );
+
+  const magicPerAddress = createLimiter(
+    fastify,
+    'magic:ip',
+    limits.magicLink.perAddress,
+    'sign-in link requests from this address',
+  );
+  const magicPerAccount = createLimiter(
+    fastify,
+    'magic:account',
+    limits.magicLink.perAccount,
+    'sign-in link requests for this e-mail address',
+  );
+  const magicUsePerAddress = createLimiter(
+    fastify,
+    'magic-use:ip',
+    limits.magicLinkUse.perAddress,
+    'sign-in link attempts from this address',
   );
 
   /**
@@ -313,7 +336,14 @@ export default async function accountRoutes(fastify: FastifyInstance) {
       await forgotPerAccount(request, reply, email.toLowerCase());
       const user = await findUserByEmail(database, email);
       if (user === undefined)
-        await mailer.send(noAccountResetMessage({ to: email, signUpUrl: `${appUrl}/signup` }));
+        await mailer.send(
+          noAccountMessage({
+            to: email,
+            signUpUrl: `${appUrl}/signup`,
+            subject: 'Reset your password',
+            asked: 'to reset the password of an account',
+          }),
+        );
       else {
         const token = await createPasswordResetToken(database, user);
         await mailer.send(passwordResetMessage({ to: user.email, link: passwordResetLink(appUrl, token) }));
@@ -370,6 +400,58 @@ export default async function accountRoutes(fastify: FastifyInstance) {
       if (!(await useMfaChallenge(database, mfaToken))) throw unauthorized(expired);
       const user = await findUserById(database, userId);
       if (user === undefined) throw unauthorized(expired);
+      return signIn(request, reply, user);
+    },
+  );
+
+  routes.post(
+    '/magic-link',
+    {
+      schema: {
+        summary: 'A one-time sign-in link by e-mail (`{ email }`), or sign in with its token (`{ token }`)',
+        description:
+          '`{ email }`: 202 whether or not the address has an account (an address without one gets an e-mail saying so); the link works once, within 15 minutes. `{ token }`: answers as `POST /auth/login` (the cookie and `{ user, csrfToken }`, or `{ mfaRequired, mfaToken }` with two-factor sign-in on); 400 for a used, expired or unknown token.',
+        body: z.union([
+          z.strictObject({ email: emailSchema }),
+          z.strictObject({ token: z.string().min(1).max(128) }),
+        ]),
+        response: {
+          200: z.union([signedInViewSchema, mfaRequiredSchema]),
+          202: z.object({}),
+          400: errorBodySchema,
+          429: errorBodySchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      if ('email' in body) {
+        await magicPerAddress(request, reply, request.ip);
+        await magicPerAccount(request, reply, body.email.toLowerCase());
+        const user = await findUserByEmail(database, body.email);
+        if (user === undefined)
+          await mailer.send(
+            noAccountMessage({
+              to: body.email,
+              signUpUrl: `${appUrl}/signup`,
+              subject: 'Your sign-in link',
+              asked: 'for a link to sign in to an account',
+            }),
+          );
+        else {
+          const token = await createMagicLinkToken(database, user);
+          await mailer.send(magicLinkMessage({ to: user.email, link: magicLinkLink(appUrl, token) }));
+        }
+        return reply.code(202).send({});
+      }
+      await magicUsePerAddress(request, reply, request.ip);
+      const user = await useMagicLinkToken(database, body.token);
+      if (user === undefined)
+        throw invalid(
+          'This sign-in link does not work (already used, expired or unknown): ask for a new one',
+        );
+      if (await mfaEnabled(database, user.id))
+        return { mfaRequired: true as const, mfaToken: await createMfaChallenge(database, user.id) };
       return signIn(request, reply, user);
     },
   );

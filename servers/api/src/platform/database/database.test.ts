@@ -72,6 +72,7 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'user_mfa',
         'mfa_recovery_codes',
         'mfa_challenges',
+        'magic_link_tokens',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

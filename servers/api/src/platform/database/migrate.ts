@@ -16,6 +16,7 @@ import * as processingJobs from './migrations/2026-11-30-processing-jobs.ts';
 import * as accounts from './migrations/2026-12-01-accounts.ts';
 import * as passwordReset from './migrations/2026-12-02-password-reset.ts';
 import * as mfa from './migrations/2026-12-03-mfa.ts';
+import * as magicLinks from './migrations/2026-12-04-magic-links.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -38,6 +39,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-01-accounts': accounts,
   '2026-12-02-password-reset': passwordReset,
   '2026-12-03-mfa': mfa,
+  '2026-12-04-magic-links': magicLinks,
 };
 
 /**

@@ -1,5 +1,6 @@
 import type {
   EmailVerificationTokensTable,
+  MagicLinkTokensTable,
   MfaChallengesTable,
   MfaRecoveryCodesTable,
   PasswordResetTokensTable,
@@ -58,4 +59,5 @@ export interface Database {
   user_mfa: UserMfaTable;
   mfa_recovery_codes: MfaRecoveryCodesTable;
   mfa_challenges: MfaChallengesTable;
+  magic_link_tokens: MagicLinkTokensTable;
 }

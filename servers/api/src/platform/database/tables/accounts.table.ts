@@ -69,3 +69,13 @@ export interface MfaChallengesTable {
   used_at: Date | null;
   created_at: ColumnType<Date, Date | undefined, never>;
 }
+
+/** The one-time sign-in links of `POST /auth/magic-link`. */
+export interface MagicLinkTokensTable {
+  token_hash: Uint8Array;
+  user_id: string;
+  email: string;
+  expires_at: Date;
+  used_at: Date | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
