@@ -243,6 +243,18 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     expect(byCode.statusCode).toBe(204);
   });
 
+  it('limits code checks of a signed-in person', async () => {
+    const session = await signedIn(`confirm-limit-${engine}@example.com`);
+    const options = { cookie: session.cookie, csrf: session.csrf };
+    expectJson(await send('POST', '/v1/me/mfa/enroll', undefined, options), 200);
+    for (let attempt = 0; attempt < 10; attempt += 1)
+      expect((await send('POST', '/v1/me/mfa/confirm', { code: '000000' }, options)).statusCode).toBe(403);
+    const limited = await send('POST', '/v1/me/mfa/confirm', { code: '000000' }, options);
+    expect(expectJson(limited, 429).error).toMatch(
+      /^Too many code and password checks for this account: retry after \d+ s$/,
+    );
+  });
+
   it('limits two-factor attempts per account', async () => {
     const email = `mfa-limit-${engine}@example.com`;
     await withMfa(email);

@@ -210,6 +210,26 @@ describe.each(ENGINES)('passwords on %s', (engine) => {
     await login(email, NEW_PASSWORD);
   });
 
+  it('limits password checks of a signed-in person', async () => {
+    const email = `change-limit-${engine}@example.com`;
+    const session = await signedIn(email);
+    const options = { cookie: session.cookie, csrf: session.csrf };
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const body = { currentPassword: 'not the password', newPassword: NEW_PASSWORD };
+      expect((await send('POST', '/v1/me/password', body, options)).statusCode).toBe(403);
+    }
+    const limited = await send(
+      'POST',
+      '/v1/me/password',
+      { currentPassword: PASSWORD, newPassword: NEW_PASSWORD },
+      options,
+    );
+    expect(expectJson(limited, 429).error).toMatch(
+      /^Too many password checks for this account: retry after \d+ s$/,
+    );
+    await login(email); // the password did not change
+  });
+
   it('refuses a password change to an API token', async () => {
     const response = await test.app.inject({
       method: 'POST',

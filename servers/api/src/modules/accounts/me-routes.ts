@@ -1,3 +1,4 @@
+import rateLimit from '@fastify/rate-limit';
 import { errorBodySchema } from '@svc/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -5,6 +6,7 @@ import { z } from 'zod';
 import type { SignedInPerson } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, notFound, unauthorized } from '../../platform/http/errors.ts';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
+import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 import {
   changePassword,
   deleteOtherSessions,
@@ -48,6 +50,13 @@ export default async function meRoutes(fastify: FastifyInstance) {
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
   const database = fastify.database;
   routes.addHook('onRequest', fastify.authenticateCaller);
+  await fastify.register(rateLimit, { global: false });
+  const passwordChecks = createLimiter(
+    fastify,
+    'me-password:account',
+    SIGN_IN_LIMITS.signedInChecks.perAccount,
+    'password checks for this account',
+  );
 
   async function currentUser(person: SignedInPerson) {
     const user = await findUserById(database, person.userId);
@@ -116,8 +125,9 @@ export default async function meRoutes(fastify: FastifyInstance) {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const person = personOf(request);
+      await passwordChecks(request, reply, person.userId);
       const { currentPassword, newPassword } = request.body;
       const user = await currentUser(person);
       if (!(await verifyPassword(user.password_hash, currentPassword)))

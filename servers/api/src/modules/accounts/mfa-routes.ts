@@ -1,3 +1,4 @@
+import rateLimit from '@fastify/rate-limit';
 import { errorBodySchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -14,6 +15,7 @@ import {
   useTotpCode,
 } from './mfa.ts';
 import { verifyPassword } from './passwords.ts';
+import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 import { findUserById } from './repository.ts';
 
 const codeSchema = z.string().min(1).max(32);
@@ -32,6 +34,13 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
   const database = fastify.database;
   const masterKey = fastify.masterKey;
   routes.addHook('onRequest', fastify.authenticateCaller);
+  await fastify.register(rateLimit, { global: false });
+  const codeChecks = createLimiter(
+    fastify,
+    'me-mfa:account',
+    SIGN_IN_LIMITS.signedInChecks.perAccount,
+    'code and password checks for this account',
+  );
 
   routes.post(
     '/enroll',
@@ -71,11 +80,13 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
           400: errorBodySchema,
           401: errorBodySchema,
           403: errorBodySchema,
+          429: errorBodySchema,
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const person = personOf(request);
+      await codeChecks(request, reply, person.userId);
       if (await mfaEnabled(database, person.userId)) throw invalid('Two-factor sign-in is on already');
       if (
         !(await useTotpCode(database, masterKey, person.userId, request.body.code.trim(), { pending: true }))
@@ -98,11 +109,18 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
           z.strictObject({ code: codeSchema }),
           z.strictObject({ password: z.string().max(1024) }),
         ]),
-        response: { 204: z.null(), 400: errorBodySchema, 401: errorBodySchema, 403: errorBodySchema },
+        response: {
+          204: z.null(),
+          400: errorBodySchema,
+          401: errorBodySchema,
+          403: errorBodySchema,
+          429: errorBodySchema,
+        },
       },
     },
     async (request, reply) => {
       const person = personOf(request);
+      await codeChecks(request, reply, person.userId);
       if (!(await mfaEnabled(database, person.userId))) throw invalid('Two-factor sign-in is off');
       const body = request.body;
       if ('code' in body) {

@@ -35,6 +35,11 @@ export const SIGN_IN_LIMITS = {
   },
   /** Sign-in link tokens tried: 30 per client address per 15 minutes. */
   magicLinkUse: { perAddress: { max: 30, windowMs: 15 * 60_000 } },
+  /**
+   * Signed-in password and code checks (`POST /v1/me/password`, `/v1/me/mfa/confirm` and
+   * `/disable`), per person: a stolen session does not make guessing fast.
+   */
+  signedInChecks: { perAccount: { max: 10, windowMs: 15 * 60_000 } },
   /** Two-factor codes tried at sign-in: 10 per account per 15 minutes, 30 per client address. */
   mfa: { perAddress: { max: 30, windowMs: 15 * 60_000 }, perAccount: { max: 10, windowMs: 15 * 60_000 } },
 } as const;
