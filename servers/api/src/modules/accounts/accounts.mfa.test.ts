@@ -278,4 +278,27 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
       /^Too many two-factor codes for this account: retry after \d+ s$/,
     );
   });
+
+  if (engine === 'postgres') {
+    it('accepts one of two sign-ins with the same code at once, and one use of a recovery code at once', async () => {
+      const email = `mfa-race-${engine}@example.com`;
+      const { secret, recoveryCodes } = await withMfa(email);
+      const next = code(secret, 30_000);
+      const tokens = [await passwordStep(email), await passwordStep(email)];
+      const answers = await Promise.all(
+        tokens.map((mfaToken) =>
+          send('POST', '/auth/mfa/verify', { mfaToken, code: next }, { address: nextAddress() }),
+        ),
+      );
+      expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 401]);
+      const recovery = recoveryCodes[0] as string;
+      const more = [await passwordStep(email), await passwordStep(email)];
+      const recovered = await Promise.all(
+        more.map((mfaToken) =>
+          send('POST', '/auth/mfa/verify', { mfaToken, code: recovery }, { address: nextAddress() }),
+        ),
+      );
+      expect(recovered.map((answer) => answer.statusCode).sort()).toEqual([200, 401]);
+    });
+  }
 });

@@ -111,6 +111,26 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(left.sessions).toEqual([expect.objectContaining({ current: true })]);
   });
 
+  it('does not list a session past its idle or absolute end', async () => {
+    const email = `ended-${engine}@example.com`;
+    const current = await signedIn(email);
+    const idle = await login(email);
+    const old = await login(email);
+    const database = test.database.database;
+    await database
+      .updateTable('user_sessions')
+      .set({ last_seen_at: new Date(Date.now() - 8 * 24 * 3_600_000) })
+      .where('csrf_token', '=', idle.csrf)
+      .execute();
+    await database
+      .updateTable('user_sessions')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('csrf_token', '=', old.csrf)
+      .execute();
+    const list = expectJson(await send('GET', '/v1/me/sessions', undefined, { cookie: current.cookie }), 200);
+    expect(list.sessions).toEqual([expect.objectContaining({ current: true })]);
+  });
+
   it('refuses the session routes to an API token', async () => {
     const response = await test.app.inject({ url: '/v1/me/sessions', headers: test.first.headers });
     expect(expectJson(response, 403).code).toBe('unauthorized');
