@@ -92,6 +92,9 @@ describe.each(ENGINES)('passwords on %s', (engine) => {
     const mail = await smtp.nextMessage(email);
     expect(mail.subject).toBe('Reset your password');
     const token = linkToken(mail, test.configuration.appUrl, 'reset-password');
+    // A second link, asked for meanwhile: it stops working once the first one is used.
+    expectJson(await send('POST', '/auth/password/forgot', { email }, { address: nextAddress() }), 202);
+    const otherToken = linkToken(await smtp.nextMessage(email), test.configuration.appUrl, 'reset-password');
     const stored = await test.database.database
       .selectFrom('password_reset_tokens')
       .selectAll()
@@ -115,6 +118,11 @@ describe.each(ENGINES)('passwords on %s', (engine) => {
       error: 'This password reset link does not work (already used, expired or unknown): ask for a new one',
       code: 'invalid',
     });
+    const other = await send('POST', '/auth/password/reset', {
+      token: otherToken,
+      password: 'yet another passphrase',
+    });
+    expect(expectJson(other, 400).code).toBe('invalid');
     const old = await send('POST', '/auth/login', { email, password: PASSWORD }, { address: nextAddress() });
     expect(old.statusCode).toBe(401);
     const fresh = await login(email, NEW_PASSWORD);

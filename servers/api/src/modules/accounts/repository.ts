@@ -229,7 +229,7 @@ export async function createPasswordResetToken(
 /**
  * Uses a password reset link's token: once, within its hour, and only while the user's address
  * is still the one it was sent to. Sets the new password hash, marks the address verified (the
- * link proved it) and ends every session of the user. Answers the user; undefined when the token
+ * link proved it), ends every session of the user and every other reset link of theirs. Answers the user; undefined when the token
  * is unknown, used, expired or for an old address. Atomic: of two uses at once, one succeeds.
  */
 export async function usePasswordResetToken(
@@ -260,6 +260,13 @@ export async function usePasswordResetToken(
       .executeTakeFirst();
     if (user === undefined) return undefined;
     await transaction.deleteFrom('user_sessions').where('user_id', '=', user.id).execute();
+    // The user's other reset links, asked for before, stop working too.
+    await transaction
+      .updateTable('password_reset_tokens')
+      .set({ used_at: sql`now()` })
+      .where('user_id', '=', user.id)
+      .where('used_at', 'is', null)
+      .execute();
     return user;
   });
 }
