@@ -4,7 +4,7 @@ import { expectJson } from '../../../test/http.ts';
 import { startSmtpServer, type TestSmtpServer } from '../../../test/smtp.ts';
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
-import { accountsClient, linkToken } from './accounts.fixture.ts';
+import { accountsClient, linkToken, PASSWORD } from './accounts.fixture.ts';
 
 // Magic links (one-time sign-in links by e-mail) over real HTTP with a real SMTP server, on both
 // engines.
@@ -96,7 +96,10 @@ describe.each(ENGINES)('magic links on %s', (engine) => {
     const email = `magic-mfa-${engine}@example.com`;
     const session = await signedIn(email);
     const options = { cookie: session.cookie, csrf: session.csrf };
-    const { secret } = expectJson(await send('POST', '/v1/me/mfa/enroll', undefined, options), 200);
+    const { secret } = expectJson(
+      await send('POST', '/v1/me/mfa/enroll', { password: PASSWORD }, options),
+      200,
+    );
     const totp = new TOTP({ secret: Secret.fromBase32(secret) });
     expectJson(await send('POST', '/v1/me/mfa/confirm', { code: totp.generate() }, options), 200);
 

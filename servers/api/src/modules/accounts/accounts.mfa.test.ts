@@ -41,7 +41,10 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
   async function withMfa(email: string) {
     const session = await signedIn(email);
     const options = { cookie: session.cookie, csrf: session.csrf };
-    const { secret } = expectJson(await send('POST', '/v1/me/mfa/enroll', undefined, options), 200);
+    const { secret } = expectJson(
+      await send('POST', '/v1/me/mfa/enroll', { password: PASSWORD }, options),
+      200,
+    );
     const confirmed = expectJson(
       await send('POST', '/v1/me/mfa/confirm', { code: code(secret) }, options),
       200,
@@ -64,9 +67,19 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     const email = `enroll-${engine}@example.com`;
     const session = await signedIn(email);
     const options = { cookie: session.cookie, csrf: session.csrf };
-    const noCsrf = await send('POST', '/v1/me/mfa/enroll', undefined, { cookie: session.cookie });
+    const noCsrf = await send(
+      'POST',
+      '/v1/me/mfa/enroll',
+      { password: PASSWORD },
+      { cookie: session.cookie },
+    );
     expect(expectJson(noCsrf, 403).code).toBe('unauthorized');
-    const enrolled = expectJson(await send('POST', '/v1/me/mfa/enroll', undefined, options), 200);
+    const wrongPassword = await send('POST', '/v1/me/mfa/enroll', { password: 'not the password' }, options);
+    expect(expectJson(wrongPassword, 403)).toEqual({ error: 'The password is wrong', code: 'unauthorized' });
+    const enrolled = expectJson(
+      await send('POST', '/v1/me/mfa/enroll', { password: PASSWORD }, options),
+      200,
+    );
     expect(enrolled.secret).toMatch(/^[A-Z2-7]{32}$/);
     expect(enrolled.otpauthUri).toMatch(/^otpauth:\/\/totp\/Service:/);
     expect(enrolled.otpauthUri).toContain(`secret=${enrolled.secret}`);
@@ -102,7 +115,7 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
       .where('user_id', '=', session.user.id)
       .execute();
     expect(stored.map((code) => code.code_hash.length)).toEqual(Array(10).fill(32));
-    const again = await send('POST', '/v1/me/mfa/enroll', undefined, options);
+    const again = await send('POST', '/v1/me/mfa/enroll', { password: PASSWORD }, options);
     expect(expectJson(again, 400).error).toBe('Two-factor sign-in is on already: disable it first');
   });
 
@@ -186,11 +199,23 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     );
     expect(twice.statusCode).toBe(401);
 
+    const refused = await send(
+      'POST',
+      '/v1/me/mfa/recovery-codes',
+      { password: 'not the password' },
+      { cookie: session.cookie, csrf: session.csrf },
+    );
+    expect(expectJson(refused, 403).code).toBe('unauthorized');
     const renewed = expectJson(
-      await send('POST', '/v1/me/mfa/recovery-codes', undefined, {
-        cookie: session.cookie,
-        csrf: session.csrf,
-      }),
+      await send(
+        'POST',
+        '/v1/me/mfa/recovery-codes',
+        { password: PASSWORD },
+        {
+          cookie: session.cookie,
+          csrf: session.csrf,
+        },
+      ),
       200,
     );
     expect(renewed.recoveryCodes).toHaveLength(10);
@@ -246,8 +271,9 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
   it('limits code checks of a signed-in person', async () => {
     const session = await signedIn(`confirm-limit-${engine}@example.com`);
     const options = { cookie: session.cookie, csrf: session.csrf };
-    expectJson(await send('POST', '/v1/me/mfa/enroll', undefined, options), 200);
-    for (let attempt = 0; attempt < 10; attempt += 1)
+    expectJson(await send('POST', '/v1/me/mfa/enroll', { password: PASSWORD }, options), 200);
+    // The enrollment's password check counts too: 9 more, then 429.
+    for (let attempt = 0; attempt < 9; attempt += 1)
       expect((await send('POST', '/v1/me/mfa/confirm', { code: '000000' }, options)).statusCode).toBe(403);
     const limited = await send('POST', '/v1/me/mfa/confirm', { code: '000000' }, options);
     expect(expectJson(limited, 429).error).toMatch(

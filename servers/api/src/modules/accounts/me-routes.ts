@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { SignedInPerson } from '../../platform/http/authentication.ts';
-import { forbidden, invalid, notFound, unauthorized } from '../../platform/http/errors.ts';
+import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
 import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 import {
@@ -150,7 +150,8 @@ export default async function meRoutes(fastify: FastifyInstance) {
     {
       schema: {
         summary: "The signed-in person's live sessions (devices signed in), latest used first",
-        description: 'Cookie only. `current` marks the session of this request. Never a session secret.',
+        description:
+          '`current` marks the session of this request. Never a session secret. An API token has no sign-in sessions: `{ sessions: [] }`.',
         response: {
           200: z.object({ sessions: z.array(sessionViewSchema) }),
           401: errorBodySchema,
@@ -159,7 +160,8 @@ export default async function meRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const person = personOf(request);
+      const person = request.person;
+      if (person === null) return { sessions: [] };
       const rows = await listLiveSessions(database, person.userId);
       return {
         sessions: rows.map((row) => ({
@@ -179,14 +181,14 @@ export default async function meRoutes(fastify: FastifyInstance) {
     {
       schema: {
         summary: 'Sign out one session of the signed-in person (this one too, if asked)',
-        description: 'Cookie only (with `X-Service-CSRF`). 404 for a session that is not one of theirs.',
+        description:
+          "With `X-Service-CSRF`. Idempotent: 204 also when there is no such session of theirs (ended already, or another person's, which is left alone). An API token has no sign-in sessions: 204, nothing happens.",
         params: z.object({ id: z.string().max(64) }),
       },
     },
     async (request, reply) => {
-      const person = personOf(request);
-      if (!(await deleteUserSession(database, person.userId, request.params.id)))
-        throw notFound(`No session ${JSON.stringify(request.params.id)}`);
+      const person = request.person;
+      if (person !== null) await deleteUserSession(database, person.userId, request.params.id);
       return reply.code(204).send();
     },
   );
@@ -196,12 +198,14 @@ export default async function meRoutes(fastify: FastifyInstance) {
     {
       schema: {
         summary: 'Sign out every other session of the signed-in person; this one stays',
-        description: 'Cookie only (with `X-Service-CSRF`). Answers how many sessions ended.',
+        description:
+          'With `X-Service-CSRF`. Answers how many sessions ended. An API token has no sign-in sessions: `{ ended: 0 }`.',
         response: { 200: z.object({ ended: z.number().int() }), 401: errorBodySchema, 403: errorBodySchema },
       },
     },
     async (request) => {
-      const person = personOf(request);
+      const person = request.person;
+      if (person === null) return { ended: 0 };
       return { ended: await deleteOtherSessions(database, person.userId, person.sessionId) };
     },
   );

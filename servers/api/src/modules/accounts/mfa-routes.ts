@@ -19,6 +19,12 @@ import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 import { findUserById } from './repository.ts';
 
 const codeSchema = z.string().min(1).max(32);
+const passwordSchema = z.string().max(1024);
+/** A signed-in person proving it is them again: a code (TOTP or recovery) or the password. */
+const reauthenticationSchema = z.union([
+  z.strictObject({ code: codeSchema }),
+  z.strictObject({ password: passwordSchema }),
+]);
 const recoveryCodesSchema = z.object({
   recoveryCodes: z
     .array(z.string())
@@ -42,13 +48,27 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
     'code and password checks for this account',
   );
 
+  /** 403 unless `body` has a right code (TOTP, taken; or recovery, used) or the password. */
+  async function checkReauthentication(userId: string, body: z.infer<typeof reauthenticationSchema>) {
+    if ('code' in body) {
+      if (!(await useSecondFactor(database, masterKey, userId, body.code)))
+        throw forbidden('The code is wrong (or used already)');
+      return;
+    }
+    const user = await findUserById(database, userId);
+    if (user === undefined || !(await verifyPassword(user.password_hash, body.password)))
+      throw forbidden('The password is wrong');
+  }
+
   routes.post(
     '/enroll',
     {
       schema: {
-        summary: 'Start two-factor sign-in: a new TOTP secret (MFA stays off until confirmed)',
+        summary:
+          'Start two-factor sign-in, with the password: a new TOTP secret (MFA stays off until confirmed)',
         description:
-          '`otpauthUri` is for a QR code, `secret` (base32) to type into an authenticator app. Enrolling again before confirming replaces the secret; 400 when MFA is on already.',
+          '`otpauthUri` is for a QR code, `secret` (base32) to type into an authenticator app. The password is asked again, so that a session someone else got hold of cannot put its own second factor on the account. Enrolling again before confirming replaces the secret; 403 for a wrong password; 400 when MFA is on already.',
+        body: z.strictObject({ password: passwordSchema }),
         response: {
           200: z.object({ otpauthUri: z.string(), secret: z.string() }),
           400: errorBodySchema,
@@ -57,11 +77,14 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const person = personOf(request);
+      await codeChecks(request, reply, person.userId);
       const user = await findUserById(database, person.userId);
       if (user === undefined)
         throw unauthorized('The session has ended (signed out or expired): sign in again');
+      if (!(await verifyPassword(user.password_hash, request.body.password)))
+        throw forbidden('The password is wrong');
       const enrolled = await enrollMfa(database, masterKey, user);
       if (enrolled === undefined) throw invalid('Two-factor sign-in is on already: disable it first');
       return enrolled;
@@ -105,10 +128,7 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
       schema: {
         summary: 'Turn two-factor sign-in off, with a code (TOTP or recovery) or the password',
         description: '403 when the code or the password is wrong; 400 when MFA is off.',
-        body: z.union([
-          z.strictObject({ code: codeSchema }),
-          z.strictObject({ password: z.string().max(1024) }),
-        ]),
+        body: reauthenticationSchema,
         response: {
           204: z.null(),
           400: errorBodySchema,
@@ -122,15 +142,7 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
       const person = personOf(request);
       await codeChecks(request, reply, person.userId);
       if (!(await mfaEnabled(database, person.userId))) throw invalid('Two-factor sign-in is off');
-      const body = request.body;
-      if ('code' in body) {
-        if (!(await useSecondFactor(database, masterKey, person.userId, body.code)))
-          throw forbidden('The code is wrong (or used already)');
-      } else {
-        const user = await findUserById(database, person.userId);
-        if (user === undefined || !(await verifyPassword(user.password_hash, body.password)))
-          throw forbidden('The password is wrong');
-      }
+      await checkReauthentication(person.userId, request.body);
       await disableMfa(database, person.userId);
       return reply.code(204).send(null);
     },
@@ -140,8 +152,10 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
     '/recovery-codes',
     {
       schema: {
-        summary: 'A new set of recovery codes (the old ones stop working)',
-        description: '400 when two-factor sign-in is off. The codes are shown once.',
+        summary: 'A new set of recovery codes (the old ones stop working), with a code or the password',
+        description:
+          'A code (TOTP or recovery) or the password is asked again, so that a session someone else got hold of cannot mint codes of its own. 403 when wrong; 400 when two-factor sign-in is off. The codes are shown once.',
+        body: reauthenticationSchema,
         response: {
           200: recoveryCodesSchema,
           400: errorBodySchema,
@@ -150,9 +164,11 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const person = personOf(request);
+      await codeChecks(request, reply, person.userId);
       if (!(await mfaEnabled(database, person.userId))) throw invalid('Two-factor sign-in is off');
+      await checkReauthentication(person.userId, request.body);
       return { recoveryCodes: await replaceRecoveryCodes(database, person.userId) };
     },
   );
