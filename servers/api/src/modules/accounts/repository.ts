@@ -79,23 +79,12 @@ export async function updateUser(
 }
 
 /** A new e-mail verification link's token for the user's current address (stored hashed). */
-export async function createVerificationToken(
+export function createVerificationToken(
   database: Executor,
   user: Pick<User, 'id' | 'email'>,
   now = new Date(),
 ): Promise<string> {
-  const token = createLinkToken();
-  await database
-    .insertInto('email_verification_tokens')
-    .values({
-      token_hash: hashSecret(token),
-      user_id: user.id,
-      email: user.email,
-      expires_at: new Date(now.getTime() + VERIFICATION_LINK_LIFETIME_MS),
-      used_at: null,
-    })
-    .execute();
-  return token;
+  return insertLinkToken(database, 'email_verification_tokens', user, VERIFICATION_LINK_LIFETIME_MS, now);
 }
 
 /**
@@ -104,27 +93,10 @@ export async function createVerificationToken(
  * when the token is unknown, used, expired or for an old address. Atomic: of two uses at once,
  * one succeeds.
  */
-export async function useVerificationToken(
-  database: Kysely<Database>,
-  token: string,
-): Promise<User | undefined> {
+export function useVerificationToken(database: Kysely<Database>, token: string): Promise<User | undefined> {
   return database.transaction().execute(async (transaction) => {
-    const used = await transaction
-      .updateTable('email_verification_tokens')
-      .set({ used_at: sql`now()` })
-      .where('token_hash', '=', hashSecret(token))
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', sql<Date>`now()`)
-      .returning(['user_id', 'email'])
-      .executeTakeFirst();
-    if (used === undefined) return undefined;
-    return transaction
-      .updateTable('users')
-      .set({ email_verified_at: sql`coalesce(email_verified_at, now())`, updated_at: new Date() })
-      .where('id', '=', used.user_id)
-      .where(sql<string>`lower(email)`, '=', used.email.toLowerCase())
-      .returningAll()
-      .executeTakeFirst();
+    const used = await takeLinkToken(transaction, 'email_verification_tokens', token);
+    return used === undefined ? undefined : verifiedUser(transaction, used);
   });
 }
 
@@ -212,18 +184,7 @@ export async function createPasswordResetToken(
   user: Pick<User, 'id' | 'email'>,
   now = new Date(),
 ): Promise<string> {
-  const token = createLinkToken();
-  await database
-    .insertInto('password_reset_tokens')
-    .values({
-      token_hash: hashSecret(token),
-      user_id: user.id,
-      email: user.email,
-      expires_at: new Date(now.getTime() + PASSWORD_RESET_LINK_LIFETIME_MS),
-      used_at: null,
-    })
-    .execute();
-  return token;
+  return insertLinkToken(database, 'password_reset_tokens', user, PASSWORD_RESET_LINK_LIFETIME_MS, now);
 }
 
 /**
@@ -238,26 +199,9 @@ export async function usePasswordResetToken(
   passwordHash: string,
 ): Promise<User | undefined> {
   return database.transaction().execute(async (transaction) => {
-    const used = await transaction
-      .updateTable('password_reset_tokens')
-      .set({ used_at: sql`now()` })
-      .where('token_hash', '=', hashSecret(token))
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', sql<Date>`now()`)
-      .returning(['user_id', 'email'])
-      .executeTakeFirst();
+    const used = await takeLinkToken(transaction, 'password_reset_tokens', token);
     if (used === undefined) return undefined;
-    const user = await transaction
-      .updateTable('users')
-      .set({
-        password_hash: passwordHash,
-        email_verified_at: sql`coalesce(email_verified_at, now())`,
-        updated_at: new Date(),
-      })
-      .where('id', '=', used.user_id)
-      .where(sql<string>`lower(email)`, '=', used.email.toLowerCase())
-      .returningAll()
-      .executeTakeFirst();
+    const user = await verifiedUser(transaction, used, { password_hash: passwordHash });
     if (user === undefined) return undefined;
     await transaction.deleteFrom('user_sessions').where('user_id', '=', user.id).execute();
     // The user's other reset links, asked for before, stop working too.
@@ -346,23 +290,12 @@ export async function deleteOtherSessions(
 const MAGIC_LINK_LIFETIME_MS = 15 * 60_000;
 
 /** A new magic link's token for the user's current address (stored hashed). */
-export async function createMagicLinkToken(
+export function createMagicLinkToken(
   database: Executor,
   user: Pick<User, 'id' | 'email'>,
   now = new Date(),
 ): Promise<string> {
-  const token = createLinkToken();
-  await database
-    .insertInto('magic_link_tokens')
-    .values({
-      token_hash: hashSecret(token),
-      user_id: user.id,
-      email: user.email,
-      expires_at: new Date(now.getTime() + MAGIC_LINK_LIFETIME_MS),
-      used_at: null,
-    })
-    .execute();
-  return token;
+  return insertLinkToken(database, 'magic_link_tokens', user, MAGIC_LINK_LIFETIME_MS, now);
 }
 
 /**
@@ -370,26 +303,67 @@ export async function createMagicLinkToken(
  * still the one it was sent to; marks the address verified (the link proved it). Answers the
  * user; undefined when the token is unknown, used, expired or for an old address. Atomic.
  */
-export async function useMagicLinkToken(
-  database: Kysely<Database>,
-  token: string,
-): Promise<User | undefined> {
+export function useMagicLinkToken(database: Kysely<Database>, token: string): Promise<User | undefined> {
   return database.transaction().execute(async (transaction) => {
-    const used = await transaction
-      .updateTable('magic_link_tokens')
-      .set({ used_at: sql`now()` })
-      .where('token_hash', '=', hashSecret(token))
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', sql<Date>`now()`)
-      .returning(['user_id', 'email'])
-      .executeTakeFirst();
-    if (used === undefined) return undefined;
-    return transaction
-      .updateTable('users')
-      .set({ email_verified_at: sql`coalesce(email_verified_at, now())`, updated_at: new Date() })
-      .where('id', '=', used.user_id)
-      .where(sql<string>`lower(email)`, '=', used.email.toLowerCase())
-      .returningAll()
-      .executeTakeFirst();
+    const used = await takeLinkToken(transaction, 'magic_link_tokens', token);
+    return used === undefined ? undefined : verifiedUser(transaction, used);
   });
+}
+
+/** The tables of one-time link tokens: the same columns, one table per purpose. */
+type LinkTokenTable = 'email_verification_tokens' | 'password_reset_tokens' | 'magic_link_tokens';
+
+/** A new link token of `table` for the user's current address, stored hashed; answers the token. */
+async function insertLinkToken(
+  database: Executor,
+  table: LinkTokenTable,
+  user: Pick<User, 'id' | 'email'>,
+  lifetimeMs: number,
+  now: Date,
+): Promise<string> {
+  const token = createLinkToken();
+  await database
+    .insertInto(table)
+    .values({
+      token_hash: hashSecret(token),
+      user_id: user.id,
+      email: user.email,
+      expires_at: new Date(now.getTime() + lifetimeMs),
+      used_at: null,
+    })
+    .execute();
+  return token;
+}
+
+/**
+ * Takes a link token of `table`: once (of two takes at once, one gets it) and before it expires.
+ * Answers whom it was for and the address it was sent to; undefined when unknown, used or expired.
+ */
+function takeLinkToken(transaction: Transaction<Database>, table: LinkTokenTable, token: string) {
+  return transaction
+    .updateTable(table)
+    .set({ used_at: sql`now()` })
+    .where('token_hash', '=', hashSecret(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .returning(['user_id', 'email'])
+    .executeTakeFirst();
+}
+
+/**
+ * The user a taken link was for, their address marked verified (the link proved it) with `also`
+ * set; undefined when the user's address is no longer the one the link was sent to.
+ */
+function verifiedUser(
+  transaction: Transaction<Database>,
+  used: { user_id: string; email: string },
+  also: { password_hash?: string } = {},
+): Promise<User | undefined> {
+  return transaction
+    .updateTable('users')
+    .set({ ...also, email_verified_at: sql`coalesce(email_verified_at, now())`, updated_at: new Date() })
+    .where('id', '=', used.user_id)
+    .where(sql<string>`lower(email)`, '=', used.email.toLowerCase())
+    .returningAll()
+    .executeTakeFirst();
 }
