@@ -45,13 +45,13 @@ import { sql } from 'kysely';
 import { ulid } from 'ulid';
 import { buildApp } from '../src/app.ts';
 import { findCallDetail } from '../src/modules/calls/call-queries.ts';
+import { createOrganization } from '../src/modules/orgs/organizations.ts';
 import {
   claimProcessingJobs,
   createProcessingWorker,
   type ProcessingDependencies,
   processSessionJob,
 } from '../src/modules/processing/index.ts';
-import { createOrganization } from '../src/modules/projects/organizations.ts';
 import { createProject } from '../src/modules/projects/projects.ts';
 import { type OpenedServices, openServices } from '../src/open-services.ts';
 import { loadConfiguration } from '../src/platform/config.ts';

@@ -24,6 +24,7 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { CompiledQuery, sql } from 'kysely';
 import { ulid } from 'ulid';
 import { buildApp } from '../src/app.ts';
+import { createOrganization } from '../src/modules/orgs/organizations.ts';
 import {
   claimProcessingJobs,
   type ProcessingDependencies,
@@ -31,7 +32,6 @@ import {
   processSessionJob,
 } from '../src/modules/processing/index.ts';
 import { CLAIM_AND_LOAD_PROCESSING_JOBS } from '../src/modules/processing/jobs.ts';
-import { createOrganization } from '../src/modules/projects/organizations.ts';
 import { createProject } from '../src/modules/projects/projects.ts';
 import { type OpenedServices, openServices } from '../src/open-services.ts';
 import { loadConfiguration } from '../src/platform/config.ts';

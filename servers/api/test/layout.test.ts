@@ -25,15 +25,26 @@ const probes: Record<string, { imports: string[]; flagged: string[] }> = {
     imports: ['./passwords.ts', '../../platform/mail/index.ts', '../projects/index.ts', '../../app.ts'],
     flagged: ['../projects/index.ts', '../../app.ts'],
   },
+  'servers/api/src/modules/orgs/probe.ts': {
+    imports: [
+      './organizations.ts',
+      '../accounts/index.ts',
+      '../accounts/repository.ts',
+      '../projects/index.ts',
+    ],
+    flagged: ['../accounts/repository.ts', '../projects/index.ts'],
+  },
   'servers/api/src/modules/projects/probe.ts': {
     imports: [
       './settings.ts',
       '../../platform/ids.ts',
       '../accounts/index.ts',
       '../accounts/repository.ts',
+      '../orgs/index.ts',
+      '../orgs/organizations.ts',
       '../calls/index.ts',
     ],
-    flagged: ['../accounts/repository.ts', '../calls/index.ts'],
+    flagged: ['../accounts/repository.ts', '../orgs/organizations.ts', '../calls/index.ts'],
   },
   'servers/api/src/modules/sessions/probe.ts': {
     imports: [

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { MasterKey } from '../../platform/crypto/index.ts';
 import type { Database } from '../../platform/database/schema.ts';
+import { createOrganization, findFirstOrganization } from '../orgs/index.ts';
 import { createApiTokenRecord } from './api-tokens.ts';
-import { createOrganization, findFirstOrganization } from './organizations.ts';
 import { createProject } from './projects.ts';
 
 /** What a new user needs to send data and read it back. */

@@ -1,4 +1,4 @@
-// Projects: organizations, projects and their keys, API tokens, settings, the first start.
+// Projects: projects and their keys, API tokens, settings, the first start.
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
 export { projectDataKey } from './data-key.ts';

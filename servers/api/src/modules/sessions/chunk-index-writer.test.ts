@@ -8,7 +8,7 @@ import { parseChunk } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, openTestDatabase, type TestDatabase } from '../../../test/test-database.ts';
 import { loadMasterKey } from '../../platform/crypto/index.ts';
-import { createOrganization } from '../projects/organizations.ts';
+import { createOrganization } from '../orgs/organizations.ts';
 import { createProject } from '../projects/projects.ts';
 import { createChunkIndexWriter, type IndexOutcome } from './chunk-index-writer.ts';
 import { summarizeChunk } from './chunk-summary.ts';

@@ -1,0 +1,5 @@
+// Organizations: the organizations people belong to, their members and roles, invitations, and
+// the audit trail. Accounts (people) come before; projects, which belong to an organization,
+// after. Other modules import this module only through this file (servers/api/README.md, Layout).
+
+export { createOrganization, findFirstOrganization } from './organizations.ts';
