@@ -22,8 +22,12 @@ import callRoutes from './modules/calls/routes.ts';
 import issueRoutes from './modules/issues/routes.ts';
 import inboxRoutes from './modules/notifications/inbox-routes.ts';
 import notificationRoutes from './modules/notifications/routes.ts';
+import invitationRoutes from './modules/orgs/invitation-routes.ts';
+import organizationRoutes from './modules/orgs/routes.ts';
+import { projectAccess } from './modules/projects/access.ts';
 import { authenticateApiToken } from './modules/projects/api-tokens.ts';
 import configRoutes from './modules/projects/config-routes.ts';
+import organizationProjectRoutes from './modules/projects/organization-routes.ts';
 import { projectKeysPlugin } from './modules/projects/project-keys.ts';
 import projectRoutes from './modules/projects/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
@@ -64,8 +68,9 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(servicesPlugin, services);
   await fastify.register(authenticationPlugin, {
     bearer: (token) => authenticateApiToken(fastify.database, token),
-    // Signed-in people; their project access comes with organizations (none yet: 403).
+    // Signed-in people, and their projects through their organizations' memberships.
     session: (secret) => findLiveSession(fastify.database, secret),
+    projectAccess: (person, projectId) => projectAccess(fastify.database, person, projectId),
   });
   await fastify.register(projectKeysPlugin);
 
@@ -81,6 +86,9 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(accountRoutes, { prefix: '/auth' });
   await fastify.register(meRoutes, { prefix: '/v1/me' });
   await fastify.register(mfaRoutes, { prefix: '/v1/me/mfa' });
+  await fastify.register(invitationRoutes, { prefix: '/auth/invitations' });
+  await fastify.register(organizationRoutes, { prefix: '/v1/orgs' });
+  await fastify.register(organizationProjectRoutes, { prefix: '/v1/orgs' });
   await fastify.register(configRoutes, { prefix: '/v1' });
   await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });

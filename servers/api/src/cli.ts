@@ -186,11 +186,10 @@ export async function runCli(
       }
       case 'rotate-key': {
         const projectId = requireOption(values, 'project');
-        const rotated = await withServices(configuration, async (services) => {
-          const project = await findProjectById(services.database.database, projectId);
-          return project === undefined ? null : rotateProjectKey(services.database.database, projectId);
-        });
-        if (rotated === null) {
+        const rotated = await withServices(configuration, (services) =>
+          rotateProjectKey(services.database.database, projectId),
+        );
+        if (rotated === undefined) {
           io.stderr(`No project ${projectId}\n`);
           return 1;
         }

@@ -3,7 +3,7 @@ import { randomBytesFromPool } from './crypto/random-pool.ts';
 
 /**
  * The id prefixes of PROTOCOL.md (plus server-side records: `shr_` share links, `usr_` users,
- * `sgn_` signed-in sessions).
+ * `sgn_` signed-in sessions, `inv_` invitations, `aud_` audit entries).
  */
 export type IdPrefix =
   | 'org'
@@ -17,7 +17,9 @@ export type IdPrefix =
   | 'rule'
   | 'shr'
   | 'usr'
-  | 'sgn';
+  | 'sgn'
+  | 'inv'
+  | 'aud';
 
 // ulid's own PRNG calls `crypto.getRandomValues` once per character (16 calls, ~0.2 ms an id);
 // the same CSPRNG bytes come from the pool.

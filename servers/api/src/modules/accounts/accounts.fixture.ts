@@ -25,7 +25,13 @@ export function linkToken(mail: ParsedMail, appUrl: string, page = 'verify-email
 }
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-type SendOptions = { cookie?: string; csrf?: string; address?: string; userAgent?: string };
+type SendOptions = {
+  cookie?: string;
+  csrf?: string;
+  address?: string;
+  userAgent?: string;
+  headers?: Record<string, string>;
+};
 
 /**
  * The calls the accounts tests make on `test()`'s app, each from its own client address (per
@@ -46,6 +52,7 @@ export function accountsClient(test: () => TestApp, smtp: () => TestSmtpServer, 
         ...(options.cookie === undefined ? {} : { cookie: `service_session=${options.cookie}` }),
         ...(options.csrf === undefined ? {} : { 'x-service-csrf': options.csrf }),
         ...(options.userAgent === undefined ? {} : { 'user-agent': options.userAgent }),
+        ...options.headers,
       },
       ...(body === undefined ? {} : { payload: body as Record<string, unknown> }),
     });

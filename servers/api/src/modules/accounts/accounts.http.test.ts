@@ -383,7 +383,8 @@ describe.each(ENGINES)('accounts on %s', (engine) => {
       { name: 'taken over' },
       { cookie, csrf, headers },
     );
-    expect(expectJson(member, 403).error).toBe(`You are not a member of project "${project.id}"`);
+    // By id in the path: a project of an organization the person is not in does not exist for them.
+    expect(expectJson(member, 404).error).toBe(`No project ${project.id}`);
     const current = expectJson(
       await test.app.inject({ url: '/v1/projects/current', headers: test.first.headers }),
       200,

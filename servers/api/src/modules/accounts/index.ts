@@ -1,6 +1,11 @@
 // Accounts: people (users), their sign-in (password, e-mailed links, two-factor TOTP), e-mail
 // verification, password reset and dashboard sessions.
-// Other modules import this module only through this file (servers/api/README.md, Layout); none
-// needs anything from it yet (organizations and their members come next). The composition files
-// import its routes and `findLiveSession` (the session resolver of the authentication plugin).
-export {};
+// Other modules import this module only through this file (servers/api/README.md, Layout):
+// organizations sign people in when they accept an invitation. The composition files import its
+// routes and `findLiveSession` (the session resolver of the authentication plugin).
+
+export { checkPassword, hashPassword } from './passwords.ts';
+export { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
+export { findUserByEmail, findUserById, insertUser } from './repository.ts';
+export { refuseForeignOrigins, signIn } from './sign-in.ts';
+export { signedInViewSchema, toUserView } from './views.ts';

@@ -1,9 +1,9 @@
 import rateLimit from '@fastify/rate-limit';
 import { errorBodySchema } from '@svc/protocol';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { SignedInPerson } from '../../platform/http/authentication.ts';
+import { personOf, type SignedInPerson } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
 import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
@@ -15,8 +15,7 @@ import {
   listLiveSessions,
   updateUser,
 } from './repository.ts';
-import { signedInViewSchema } from './routes.ts';
-import { toUserView } from './views.ts';
+import { signedInViewSchema, toUserView } from './views.ts';
 
 /** What `GET /v1/me` answers for an API token: a token is no person. */
 const tokenViewSchema = z.object({
@@ -37,13 +36,6 @@ const sessionViewSchema = z.object({
   ip: z.string().optional().describe('The client address it signed in from'),
   current: z.boolean().describe("Whether it is this request's session"),
 });
-
-/** The signed-in person of the request, or 403 for an API token (it acts for a project). */
-export function personOf(request: FastifyRequest): SignedInPerson {
-  if (request.person === null)
-    throw forbidden('An API token acts for a project, not a person: sign in with the session cookie');
-  return request.person;
-}
 
 /** `/v1/me`: the signed-in person (with the session cookie), or the API token's own description. */
 export default async function meRoutes(fastify: FastifyInstance) {

@@ -3,8 +3,8 @@ import { errorBodySchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { personOf } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
-import { personOf } from './me-routes.ts';
 import {
   disableMfa,
   enableMfa,

@@ -35,6 +35,10 @@ export const SIGN_IN_LIMITS = {
   },
   /** Sign-in link tokens tried: 30 per client address per 15 minutes. */
   magicLinkUse: { perAddress: { max: 30, windowMs: 15 * 60_000 } },
+  /** Invitation links tried (`POST /auth/invitations/{token}/accept`): as sign-in links. */
+  invitationUse: { perAddress: { max: 30, windowMs: 15 * 60_000 } },
+  /** Invitations sent (each sends an e-mail): 50 per organization per hour. */
+  invitations: { perOrganization: { max: 50, windowMs: 3_600_000 } },
   /**
    * Signed-in password and code checks (`POST /v1/me/password`, `/v1/me/mfa/confirm` and
    * `/disable`), per person: a stolen session does not make guessing fast.

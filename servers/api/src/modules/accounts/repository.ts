@@ -38,7 +38,7 @@ export async function findUserById(database: Executor, id: string): Promise<User
  */
 export async function insertUser(
   database: Executor,
-  values: { email: string; name: string | undefined; passwordHash: string },
+  values: { email: string; name: string | undefined; passwordHash: string; emailVerified?: boolean },
 ): Promise<User | undefined> {
   return database
     .insertInto('users')
@@ -47,7 +47,8 @@ export async function insertUser(
       email: values.email,
       name: values.name ?? null,
       password_hash: values.passwordHash,
-      email_verified_at: null,
+      // An address proven otherwise (an invitation's link was followed from it) is verified.
+      email_verified_at: values.emailVerified === true ? new Date() : null,
     })
     .onConflict((conflict) => conflict.expression(sql`lower(email)`).doNothing())
     .returningAll()

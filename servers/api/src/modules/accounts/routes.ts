@@ -1,10 +1,8 @@
-import type { CookieSerializeOptions } from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
 import { errorBodySchema } from '@svc/protocol';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { User } from '../../platform/database/tables/accounts.table.ts';
 import { checkCsrf, SESSION_COOKIE } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
 import { createId } from '../../platform/ids.ts';
@@ -24,7 +22,6 @@ import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 import {
   createMagicLinkToken,
   createPasswordResetToken,
-  createSession,
   createVerificationToken,
   deleteSessionBySecret,
   findLiveSession,
@@ -36,7 +33,8 @@ import {
   usePasswordResetToken,
   useVerificationToken,
 } from './repository.ts';
-import { toUserView, type UserView, userViewSchema } from './views.ts';
+import { refuseForeignOrigins, sessionCookieOptions, signIn } from './sign-in.ts';
+import { signedInViewSchema, toUserView, type UserView, userViewSchema } from './views.ts';
 
 const emailSchema = z.email().max(254);
 /** Checked by the password policy (8..256 characters, not a common one) for its own messages. */
@@ -50,25 +48,11 @@ const signupBodySchema = z.strictObject({
 
 const loginBodySchema = z.strictObject({ email: emailSchema, password: passwordSchema });
 
-/** `{ user, csrfToken }`: the signed-in person and the token for `X-Service-CSRF`. */
-export const signedInViewSchema = z.object({ user: userViewSchema, csrfToken: z.string() });
-
 /** The answer of a right password when the person has two-factor sign-in on. */
 const mfaRequiredSchema = z.object({
   mfaRequired: z.literal(true),
   mfaToken: z.string().describe('For `POST /auth/mfa/verify`, once, within 5 minutes'),
 });
-
-/** The session cookie's attributes (also to clear it: the same path and flags). */
-function sessionCookieOptions(publicUrl: string, expires?: Date): CookieSerializeOptions {
-  return {
-    httpOnly: true,
-    sameSite: 'lax',
-    path: '/',
-    secure: publicUrl.startsWith('https:'),
-    ...(expires === undefined ? {} : { expires }),
-  };
-}
 
 /**
  * `/auth`: sign-up, e-mail verification, sign-in and sign-out. Public routes; none of their
@@ -80,18 +64,7 @@ export default async function accountRoutes(fastify: FastifyInstance) {
   const { appUrl, publicUrl } = fastify.configuration;
   const database = fastify.database;
 
-  // A page of another site must not sign its visitor in (login CSRF: into an account of the
-  // attacker's, whose activity the attacker then reads) or sign them up: browsers send Origin with
-  // every POST, and only the server's and the dashboard's own origins may post here. Requests
-  // without Origin (curl, scripts) do not come from a browser's page.
-  const allowedOrigins = new Set([new URL(publicUrl).origin, new URL(appUrl).origin]);
-  routes.addHook('onRequest', async (request) => {
-    const origin = request.headers.origin;
-    if (origin !== undefined && !allowedOrigins.has(origin))
-      throw forbidden(
-        `Sign-in requests from ${JSON.stringify(origin.slice(0, 200))} are not accepted: use the dashboard`,
-      );
-  });
+  routes.addHook('onRequest', refuseForeignOrigins(fastify.configuration));
 
   await fastify.register(rateLimit, { global: false });
   const limits = SIGN_IN_LIMITS;
@@ -176,23 +149,6 @@ export default async function accountRoutes(fastify: FastifyInstance) {
     limits.magicLinkUse.perAddress,
     'sign-in link attempts from this address',
   );
-
-  /**
-   * Starts a session for the user (the cookie and `{ user, csrfToken }`): a new one at every
-   * sign-in; the one the browser brought, if any, ends.
-   */
-  async function signIn(request: FastifyRequest, reply: FastifyReply, user: User) {
-    const previous = request.cookies[SESSION_COOKIE];
-    if (previous !== undefined && previous !== '' && previous.length <= 128)
-      await deleteSessionBySecret(database, previous);
-    const session = await createSession(database, {
-      userId: user.id,
-      ip: request.ip,
-      userAgent: request.headers['user-agent'],
-    });
-    reply.setCookie(SESSION_COOKIE, session.secret, sessionCookieOptions(publicUrl, session.expiresAt));
-    return { user: toUserView(user), csrfToken: session.csrfToken };
-  }
 
   routes.post(
     '/signup',
@@ -292,7 +248,7 @@ export default async function accountRoutes(fastify: FastifyInstance) {
         await updatePasswordHash(database, user.id, await hashPassword(password));
       if (await mfaEnabled(database, user.id))
         return { mfaRequired: true as const, mfaToken: await createMfaChallenge(database, user.id) };
-      return signIn(request, reply, user);
+      return signIn(database, publicUrl, request, reply, user, 'password');
     },
   );
 
@@ -400,7 +356,7 @@ export default async function accountRoutes(fastify: FastifyInstance) {
       if (!(await useMfaChallenge(database, mfaToken))) throw unauthorized(expired);
       const user = await findUserById(database, userId);
       if (user === undefined) throw unauthorized(expired);
-      return signIn(request, reply, user);
+      return signIn(database, publicUrl, request, reply, user, 'mfa');
     },
   );
 
@@ -452,7 +408,7 @@ export default async function accountRoutes(fastify: FastifyInstance) {
         );
       if (await mfaEnabled(database, user.id))
         return { mfaRequired: true as const, mfaToken: await createMfaChallenge(database, user.id) };
-      return signIn(request, reply, user);
+      return signIn(database, publicUrl, request, reply, user, 'magic_link');
     },
   );
 }

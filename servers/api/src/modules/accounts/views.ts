@@ -22,3 +22,6 @@ export function toUserView(user: User): UserView {
     createdAt: user.created_at.toISOString(),
   };
 }
+
+/** `{ user, csrfToken }`: the signed-in person and the token for `X-Service-CSRF`. */
+export const signedInViewSchema = z.object({ user: userViewSchema, csrfToken: z.string() });

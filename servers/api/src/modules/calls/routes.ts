@@ -81,7 +81,7 @@ function toCallFilters(query: CallListQuery): CallFilters {
  */
 export default async function callRoutes(fastify: FastifyInstance) {
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
-  routes.addHook('onRequest', fastify.authenticate);
+  routes.addHook('onRequest', fastify.authorize('calls'));
 
   routes.get(
     '',

@@ -143,7 +143,7 @@ async function withCount(
  */
 export default async function issueRoutes(fastify: FastifyInstance) {
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
-  routes.addHook('onRequest', fastify.authenticate);
+  routes.addHook('onRequest', fastify.authorize('issues'));
   const database = fastify.database;
 
   const listClusters = async (

@@ -40,7 +40,7 @@ function toInboxItem(row: NotificationEvent): z.infer<typeof inboxItemSchema> {
 /** `/v1/inbox`: the project's notifications in the app, newest first, fed by the same rules as channels. */
 export default async function inboxRoutes(fastify: FastifyInstance) {
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
-  routes.addHook('onRequest', fastify.authenticate);
+  routes.addHook('onRequest', fastify.authorize('notifications'));
 
   routes.get(
     '',

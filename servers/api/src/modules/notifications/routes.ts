@@ -249,7 +249,7 @@ async function checkChannels(
  */
 export default async function notificationRoutes(fastify: FastifyInstance) {
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
-  routes.addHook('onRequest', fastify.authenticate);
+  routes.addHook('onRequest', fastify.authorize('notifications'));
   const database = fastify.database;
 
   // Channels ------------------------------------------------------------------------------------

@@ -3,3 +3,5 @@
 // after. Other modules import this module only through this file (servers/api/README.md, Layout).
 
 export { createOrganization, findFirstOrganization } from './organizations.ts';
+export { findMembership } from './repository.ts';
+export { administers, scopesOfRole } from './roles.ts';

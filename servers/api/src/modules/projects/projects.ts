@@ -32,6 +32,7 @@ export async function createProject(
       previous_project_key: null,
       previous_project_key_expires_at: null,
       wrapped_data_key: wrappedKey,
+      deleted_at: null,
       settings: JSON.stringify(DEFAULT_PROJECT_SETTINGS),
     })
     .returningAll()
@@ -40,6 +41,37 @@ export async function createProject(
 
 export async function findProjectById(database: Executor, id: string): Promise<Project | undefined> {
   return database.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The organization's projects (not deleted), oldest first. */
+export async function listProjects(database: Executor, organizationId: string): Promise<Project[]> {
+  return database
+    .selectFrom('projects')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .limit(1000)
+    .execute();
+}
+
+/**
+ * Deletes a project: from now on its key ingests nothing, its tokens and members reach nothing,
+ * and it is in no list. Its stored data stays until the retention sweep removes it (see
+ * servers/api/README.md, Organizations). Undefined when there is no such live project.
+ */
+export async function deleteProject(
+  database: Executor,
+  projectId: string,
+  now = new Date(),
+): Promise<Project | undefined> {
+  return database
+    .updateTable('projects')
+    .set({ deleted_at: now, updated_at: now })
+    .where('id', '=', projectId)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** The project a (current, or rotated and not yet expired) project key belongs to. */
@@ -51,6 +83,7 @@ export async function findProjectByKey(
   return database
     .selectFrom('projects')
     .selectAll()
+    .where('deleted_at', 'is', null)
     .where((where) =>
       where.or([
         where('project_key', '=', key),
@@ -71,7 +104,7 @@ export async function rotateProjectKey(
   database: Executor,
   projectId: string,
   now = new Date(),
-): Promise<Project> {
+): Promise<Project | undefined> {
   return database
     .updateTable('projects')
     .set({
@@ -81,8 +114,9 @@ export async function rotateProjectKey(
       updated_at: now,
     })
     .where('id', '=', projectId)
+    .where('deleted_at', 'is', null)
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
 }
 
 /**
@@ -102,6 +136,7 @@ export async function updateProject(
       updated_at: new Date(),
     })
     .where('id', '=', projectId)
+    .where('deleted_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
 }

@@ -78,7 +78,7 @@ const shareCreatedSchema = z.object({
  */
 export default async function sessionRoutes(fastify: FastifyInstance) {
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
-  routes.addHook('onRequest', fastify.authenticate);
+  routes.addHook('onRequest', fastify.authorize('sessions'));
 
   routes.get(
     '',

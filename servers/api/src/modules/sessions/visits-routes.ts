@@ -23,7 +23,7 @@ const visitDetailSchema = z.object({
 /** `/v1/visits`: the token's project's visits. */
 export default async function visitRoutes(fastify: FastifyInstance) {
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
-  routes.addHook('onRequest', fastify.authenticate);
+  routes.addHook('onRequest', fastify.authorize('sessions'));
 
   routes.get(
     '/:id',

@@ -44,6 +44,7 @@ describe.each(ENGINES)('database on %s', (engine) => {
     expect(tables.map((table) => table.name).sort()).toEqual(
       [
         'api_tokens',
+        'audit_log',
         'call_findings',
         'call_items',
         'processing_jobs',
@@ -59,6 +60,8 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'notification_channels',
         'notification_events',
         'notification_rules',
+        'organization_invitations',
+        'organization_members',
         'organizations',
         'projects',
         'rule_throttles',

@@ -17,6 +17,7 @@ import * as accounts from './migrations/2026-12-01-accounts.ts';
 import * as passwordReset from './migrations/2026-12-02-password-reset.ts';
 import * as mfa from './migrations/2026-12-03-mfa.ts';
 import * as magicLinks from './migrations/2026-12-04-magic-links.ts';
+import * as organizations from './migrations/2026-12-05-organizations.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -40,6 +41,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-02-password-reset': passwordReset,
   '2026-12-03-mfa': mfa,
   '2026-12-04-magic-links': magicLinks,
+  '2026-12-05-organizations': organizations,
 };
 
 /**

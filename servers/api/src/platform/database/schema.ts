@@ -21,7 +21,12 @@ import type {
   NotificationRulesTable,
   RuleThrottlesTable,
 } from './tables/notifications.table.ts';
-import type { OrganizationsTable } from './tables/organizations.table.ts';
+import type {
+  AuditLogTable,
+  OrganizationInvitationsTable,
+  OrganizationMembersTable,
+  OrganizationsTable,
+} from './tables/organizations.table.ts';
 import type { ProcessingJobsTable } from './tables/processing-jobs.table.ts';
 import type { ProjectsTable } from './tables/projects.table.ts';
 import type { SessionSignalsTable } from './tables/session-signals.table.ts';
@@ -31,6 +36,9 @@ import type { ShareLinksTable } from './tables/share-links.table.ts';
 /** Every table the server reads and writes, for `Kysely<Database>`. */
 export interface Database {
   organizations: OrganizationsTable;
+  organization_members: OrganizationMembersTable;
+  organization_invitations: OrganizationInvitationsTable;
+  audit_log: AuditLogTable;
   projects: ProjectsTable;
   api_tokens: ApiTokensTable;
   sessions: SessionsTable;

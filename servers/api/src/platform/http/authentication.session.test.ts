@@ -41,11 +41,11 @@ async function build(withMembership: boolean) {
       : {}),
   });
   const changes: string[] = [];
-  instance.post('/v1/things', { onRequest: instance.authenticate }, async (request) => {
+  instance.post('/v1/things', { onRequest: instance.authorize('sessions') }, async (request) => {
     changes.push(request.auth.project.id);
     return { caller: request.auth.caller, project: request.auth.project.id, person: request.person };
   });
-  instance.get('/v1/things', { onRequest: instance.authenticate }, async (request) => ({
+  instance.get('/v1/things', { onRequest: instance.authorize('sessions') }, async (request) => ({
     caller: request.auth.caller,
   }));
   instance.get('/v1/me', { onRequest: instance.authenticateCaller }, async (request) => ({

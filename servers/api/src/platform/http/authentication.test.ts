@@ -32,10 +32,19 @@ async function build(): Promise<{ app: FastifyInstance; tokens: string[] }> {
   await instance.register(authenticationPlugin, {
     bearer: async (token) => {
       tokens.push(token);
+      if (token === 'svc_reader')
+        return { ...auth, caller: { type: 'api_token', id: 'tok_2' }, scopes: new Set(['sessions:read']) };
       return token === 'svc_good' ? auth : undefined;
     },
   });
-  instance.get('/who', { onRequest: instance.authenticate }, async (request) => ({
+  instance.post('/things', { onRequest: instance.authorize('sessions') }, async () => ({ changed: true }));
+  instance.post(
+    '/search',
+    { onRequest: instance.authorize('sessions'), config: { scope: 'sessions:read' } },
+    async () => ({ found: [] }),
+  );
+  instance.get('/calls', { onRequest: instance.authorize('calls') }, async () => ({ calls: [] }));
+  instance.get('/who', { onRequest: instance.authorize('sessions') }, async (request) => ({
     caller: request.auth.caller,
     project: request.auth.project.id,
     role: request.auth.role,
@@ -64,7 +73,10 @@ describe('authenticationPlugin', () => {
     for (const [headers, message] of [
       [{}, 'Send an API token: Authorization: Bearer <token>'],
       [{ authorization: 'Basic abc' }, 'The Authorization header must be "Bearer <token>"'],
-      [{ authorization: 'Bearer svc_unknown' }, 'The API token is not valid (unknown or revoked)'],
+      [
+        { authorization: 'Bearer svc_unknown' },
+        'The API token is not valid (unknown, revoked, expired, or its project deleted)',
+      ],
     ] as const) {
       const response = await app.inject({ url: '/who', headers });
       expect(response.statusCode).toBe(401);
@@ -72,5 +84,26 @@ describe('authenticationPlugin', () => {
     }
     // Only a well-formed bearer token reaches the resolver.
     expect(tokens).toEqual(['svc_unknown']);
+  });
+
+  it("needs the route's scope: <area>:read to read, <area>:write to change, or the route's own", async () => {
+    const { app } = await build();
+    const reader = { authorization: 'Bearer svc_reader' };
+    expect((await app.inject({ url: '/who', headers: reader })).statusCode).toBe(200);
+    const write = await app.inject({ method: 'POST', url: '/things', headers: reader });
+    expect(write.statusCode).toBe(403);
+    expect(write.json()).toEqual({
+      error: 'This API token lacks the sessions:write scope',
+      code: 'unauthorized',
+    });
+    const calls = await app.inject({ url: '/calls', headers: reader });
+    expect(calls.statusCode).toBe(403);
+    expect(calls.json().error).toBe('This API token lacks the calls:read scope');
+    // A POST that only reads says so in its config.
+    expect((await app.inject({ method: 'POST', url: '/search', headers: reader })).statusCode).toBe(200);
+    const full = { authorization: 'Bearer svc_good' };
+    expect((await app.inject({ method: 'POST', url: '/things', headers: full })).json()).toEqual({
+      changed: true,
+    });
   });
 });

@@ -3,14 +3,15 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Project } from '../database/tables/projects.table.ts';
-import { forbidden, invalid, unauthorized } from './errors.ts';
+import { forbidden, invalid, notFound, unauthorized } from './errors.ts';
 
 /**
  * What a caller may do, by area: reading, and changing. A route checks the scope it needs; a
  * token carries the scopes it was created with, a person those of their role.
  */
-const SCOPES = [
+export const SCOPES = [
   'sessions:read',
+  'sessions:write',
   'calls:read',
   'issues:read',
   'issues:write',
@@ -22,22 +23,33 @@ const SCOPES = [
 
 export type Scope = (typeof SCOPES)[number];
 
+/** The areas of project-scoped routes; a route of area A needs `A:read`, or `A:write` to change. */
+export type ScopeArea = 'sessions' | 'calls' | 'issues' | 'notifications' | 'settings';
+
+/** A person's role in an organization (servers/api/README.md, Roles). */
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+
+/** Whether a string names a scope (tokens are created with a list of them). */
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
 /** Who calls: a project's API token, or a person signed in with the dashboard's session cookie. */
 type Caller = { type: 'api_token'; id: string } | { type: 'user'; id: string };
 
 /**
- * Who is calling and on what (set by `fastify.authenticate`). An API token is bound to one
- * project, acting as that project's admin with every scope; a signed-in person acts on the
- * project of `X-Service-Project` through their membership (organizations come with the orgs
- * module; until then a person is a member of no project). Tokens of fewer scopes arrive with
- * accounts' tokens and fill the same shape.
+ * Who is calling and on what (set by `fastify.authorize`). An API token is bound to one project
+ * and holds the scopes it was created with; a signed-in person acts on the project of
+ * `X-Service-Project` through their membership of its organization, with the scopes of their
+ * role.
  */
 export interface RequestAuth {
   caller: Caller;
   organizationId: string;
   /** The project every query of the request is scoped to. */
   project: Project;
-  role: 'admin';
+  /** The person's role in the project's organization; null for an API token. */
+  role: Role | null;
   scopes: ReadonlySet<Scope>;
 }
 
@@ -57,26 +69,41 @@ export const SESSION_COOKIE = 'service_session';
 const CSRF_HEADER = 'x-service-csrf';
 /** The header naming the project a signed-in person acts on. */
 const PROJECT_HEADER = 'x-service-project';
-/** Methods that change nothing: no CSRF token needed. */
+/** Methods that change nothing: no CSRF token needed, and a `:read` scope is enough. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The scope a project-scoped route needs, when its area and method do not say it (a POST that
+     * only reads, say). Read by `fastify.authorize`.
+     */
+    scope?: Scope;
+    /**
+     * The path parameter naming the project the route acts on (`/v1/projects/:id`): a person's
+     * project comes from it rather than from `X-Service-Project`, and a token bound to another
+     * project gets 404.
+     */
+    projectParam?: string;
+  }
   interface FastifyRequest {
-    /** The caller, their organization, project and role (set by `fastify.authenticate`). */
+    /** The caller, their organization, project and role (set by `fastify.authorize`). */
     auth: RequestAuth;
     /**
-     * The person of the session cookie (set by `fastify.authenticate` and
+     * The person of the session cookie (set by `fastify.authorize` and
      * `fastify.authenticateCaller` when the request came with one), else null.
      */
     person: SignedInPerson | null;
   }
   interface FastifyInstance {
     /**
-     * onRequest hook of project-scoped routes: `Authorization: Bearer <API token>`, or the
-     * session cookie (with `X-Service-CSRF` on state-changing requests and the project in
-     * `X-Service-Project`) → `request.auth`; else 401, 403 or 400.
+     * The onRequest hook of a project-scoped area's routes: `Authorization: Bearer <API token>`,
+     * or the session cookie (with `X-Service-CSRF` on state-changing requests and the project in
+     * `X-Service-Project`) → `request.auth`; then the scope the route needs (`<area>:read`, or
+     * `<area>:write` for a method that changes something, or the route's `config.scope`) must
+     * be one the caller holds. Else 401, 403 or 400.
      */
-    authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+    authorize(area: ScopeArea): (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     /**
      * onRequest hook of routes about the caller itself (`/v1/me`): a bearer token →
      * `request.auth`, or the session cookie (CSRF as above) → `request.person`; else 401.
@@ -107,6 +134,13 @@ function singleHeader(value: string | string[] | undefined): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The signed-in person of the request, or 403 for an API token (it acts for a project). */
+export function personOf(request: FastifyRequest): SignedInPerson {
+  if (request.person === null)
+    throw forbidden('An API token acts for a project, not a person: sign in with the session cookie');
+  return request.person;
+}
+
 /**
  * For a state-changing request made with the session cookie: 403 unless `X-Service-CSRF` holds
  * the session's CSRF token (compared in constant time). A page of another site can make the
@@ -130,7 +164,7 @@ export function checkCsrf(request: FastifyRequest, csrfToken: string): void {
  * by `options.bearer` (today projects' API tokens), and the dashboard's session cookie
  * (`service_session`) resolved by `options.session` (accounts' sessions), with its CSRF check.
  * A request with a bearer token is judged by the token alone. Routes opt in with
- * `onRequest: fastify.authenticate` (or a hook on their encapsulated context); every query they
+ * `onRequest: fastify.authorize(area)` (or a hook on their encapsulated context); every query they
  * run is then scoped by `request.auth.project.id`.
  */
 export const authenticationPlugin = fastifyPlugin(
@@ -146,7 +180,8 @@ export const authenticationPlugin = fastifyPlugin(
       const match = BEARER.exec(header);
       if (match === null) throw unauthorized('The Authorization header must be "Bearer <token>"');
       const auth = await options.bearer(match[1] as string);
-      if (auth === undefined) throw unauthorized('The API token is not valid (unknown or revoked)');
+      if (auth === undefined)
+        throw unauthorized('The API token is not valid (unknown, revoked, expired, or its project deleted)');
       return auth;
     }
 
@@ -162,23 +197,47 @@ export const authenticationPlugin = fastifyPlugin(
       return person;
     }
 
-    fastify.decorate('authenticate', async (request: FastifyRequest) => {
+    /** The caller and project of a project-scoped request (bearer, or cookie and header). */
+    async function projectCaller(request: FastifyRequest): Promise<RequestAuth> {
+      const param = request.routeOptions.config.projectParam;
+      const fromPath =
+        param === undefined ? undefined : (request.params as Record<string, string | undefined>)[param];
       const auth = await bearerCaller(request);
       if (auth !== undefined) {
-        request.auth = auth;
-        return;
+        // A token sees only its own project: any other id is "not found", never "forbidden".
+        if (fromPath !== undefined && fromPath !== auth.project.id)
+          throw notFound(`No project ${fromPath.slice(0, 64)}`);
+        return auth;
       }
       const person = await signedInPerson(request);
       if (person === undefined) throw unauthorized('Send an API token: Authorization: Bearer <token>');
+      if (fromPath !== undefined) {
+        const access = fromPath.length > 64 ? undefined : await options.projectAccess?.(person, fromPath);
+        if (access === undefined) throw notFound(`No project ${fromPath.slice(0, 64)}`);
+        return access;
+      }
       const projectId = singleHeader(request.headers[PROJECT_HEADER]);
       if (projectId === undefined || projectId === '')
         throw invalid(
           'Send the project to act on in the X-Service-Project header (signed in with the session cookie)',
         );
-      const access = await options.projectAccess?.(person, projectId);
+      const access = projectId.length > 64 ? undefined : await options.projectAccess?.(person, projectId);
       if (access === undefined)
         throw forbidden(`You are not a member of project ${JSON.stringify(projectId.slice(0, 64))}`);
-      request.auth = access;
+      return access;
+    }
+
+    fastify.decorate('authorize', (area: ScopeArea) => async (request: FastifyRequest) => {
+      const auth = await projectCaller(request);
+      request.auth = auth;
+      const needed =
+        request.routeOptions.config.scope ?? `${area}:${SAFE_METHODS.has(request.method) ? 'read' : 'write'}`;
+      if (!auth.scopes.has(needed as Scope))
+        throw forbidden(
+          auth.caller.type === 'api_token'
+            ? `This API token lacks the ${needed} scope`
+            : `Your role (${auth.role}) does not allow this: it needs ${needed}`,
+        );
     });
 
     fastify.decorate('authenticateCaller', async (request: FastifyRequest) => {

@@ -91,6 +91,21 @@ export function decodeIdCursor(cursor: string, prefix: 'dlv' | 'evt'): string {
   return value[0] as string;
 }
 
+/** A server-side record id (`aud_`, `inv_`, ... of platform/ids.ts): prefix, `_`, a ULID. */
+const SERVER_ID = /^[a-z]{2,5}_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * {@link decodeIdCursor} for ids of records the protocol does not name (audit entries, say):
+ * a 400 `invalid` for anything `encodeIdCursor` did not produce with an id of `prefix`.
+ */
+export function decodeRecordCursor(cursor: string, prefix: string): string {
+  const value = decode(cursor);
+  if (!Array.isArray(value) || value.length !== 1) throw badCursor();
+  const id = value[0];
+  if (typeof id !== 'string' || !SERVER_ID.test(id) || !id.startsWith(`${prefix}_`)) throw badCursor();
+  return id;
+}
+
 /** `[lastSeenAt ms, clusterId]`: the last cluster of a page, most recently seen first. */
 export function encodeClusterCursor(position: { lastSeenAt: Date; id: string }): string {
   return encode([position.lastSeenAt.getTime(), position.id]);

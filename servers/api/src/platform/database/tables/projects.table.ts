@@ -11,6 +11,8 @@ export interface ProjectsTable {
   settings: JSONColumnType<Record<string, unknown>>;
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
+  /** Set when the project is deleted: its key, tokens and data are out of reach from then on. */
+  deleted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export type Project = Selectable<ProjectsTable>;

@@ -1,0 +1,70 @@
+import type { CookieSerializeOptions } from '@fastify/cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { auditOrigin, recordPersonAudit } from '../../platform/audit.ts';
+import type { Database } from '../../platform/database/schema.ts';
+import type { User } from '../../platform/database/tables/accounts.table.ts';
+import { SESSION_COOKIE } from '../../platform/http/authentication.ts';
+import { forbidden } from '../../platform/http/errors.ts';
+import { createSession, deleteSessionBySecret } from './repository.ts';
+import { toUserView, type UserView } from './views.ts';
+
+/** The session cookie's attributes (also to clear it: the same path and flags). */
+export function sessionCookieOptions(publicUrl: string, expires?: Date): CookieSerializeOptions {
+  return {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: publicUrl.startsWith('https:'),
+    ...(expires === undefined ? {} : { expires }),
+  };
+}
+
+/**
+ * Starts a session for the user (the cookie and `{ user, csrfToken }`): a new one at every
+ * sign-in; the one the browser brought, if any, ends. `method` names the way in for the audit
+ * trail (`password`, `mfa`, `magic_link`, `invitation`).
+ */
+export async function signIn(
+  database: Kysely<Database>,
+  publicUrl: string,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: User,
+  method: string,
+): Promise<{ user: UserView; csrfToken: string }> {
+  const previous = request.cookies[SESSION_COOKIE];
+  if (previous !== undefined && previous !== '' && previous.length <= 128)
+    await deleteSessionBySecret(database, previous);
+  const session = await createSession(database, {
+    userId: user.id,
+    ip: request.ip,
+    userAgent: request.headers['user-agent'],
+  });
+  await recordPersonAudit(database, user.id, auditOrigin(request), {
+    action: 'user.signed_in',
+    details: { method },
+  });
+  reply.setCookie(SESSION_COOKIE, session.secret, sessionCookieOptions(publicUrl, session.expiresAt));
+  return { user: toUserView(user), csrfToken: session.csrfToken };
+}
+
+/**
+ * An onRequest hook for public sign-in routes: a page of another site must not sign its visitor
+ * in (login CSRF: into an account of the attacker's, whose activity the attacker then reads) or
+ * sign them up. Browsers send Origin with every POST, and only the server's and the dashboard's
+ * own origins may post here. Requests without Origin (curl, scripts) do not come from a page.
+ */
+export function refuseForeignOrigins(configuration: { publicUrl: string; appUrl: string }) {
+  const allowedOrigins = new Set([
+    new URL(configuration.publicUrl).origin,
+    new URL(configuration.appUrl).origin,
+  ]);
+  return async (request: FastifyRequest) => {
+    const origin = request.headers.origin;
+    if (origin !== undefined && !allowedOrigins.has(origin))
+      throw forbidden(
+        `Sign-in requests from ${JSON.stringify(origin.slice(0, 200))} are not accepted: use the dashboard`,
+      );
+  };
+}
