@@ -6,7 +6,10 @@ export {
   type NotificationDraft,
   type NotifyResult,
   notify,
+  notifySecurityEvent,
   type OccurrenceSession,
   routeOf,
+  type SecurityEvent,
+  type SecurityNotifyResult,
 } from './notify.ts';
 export { CLUSTER_KINDS, type ClusterRuleEvent } from './rules.ts';

@@ -1,9 +1,17 @@
-import { WEBHOOK_VERSION, type WebhookEvent, type WebhookEventType } from '@svc/protocol';
+import { WEBHOOK_VERSION, type WebhookEvent, type WebhookEventType, webhookDataSchema } from '@svc/protocol';
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { z } from 'zod';
 import type { Database } from '../../platform/database/schema.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { createId } from '../../platform/ids.ts';
-import { type RuleSubject, ruleMatches, ruleSourceSchema } from './rules.ts';
+import {
+  type RuleSource,
+  type RuleSubject,
+  ruleMatches,
+  ruleSourceSchema,
+  SECURITY_EVENT_TYPES,
+  type SecurityEventType,
+} from './rules.ts';
 
 /** The session the occurrences belong to, as notifications describe it (an issue's occurrences, a custom event). */
 export interface OccurrenceSession {
@@ -114,6 +122,47 @@ async function writeEvent(
   return { eventId, deliveryIds };
 }
 
+/** An enabled rule, its source parsed. */
+interface EnabledRule {
+  id: string;
+  source: RuleSource;
+  channel_ids: string[];
+  throttle_minutes: number;
+}
+
+/** The project's enabled rules, by id; a stored source that no longer parses is skipped. */
+async function enabledRules(transaction: Executor, projectId: string): Promise<EnabledRule[]> {
+  const rules = await transaction
+    .selectFrom('notification_rules')
+    .select(['id', 'source', 'channel_ids', 'throttle_minutes'])
+    .where('project_id', '=', projectId)
+    .where('enabled', '=', true)
+    .orderBy('id')
+    .execute();
+  return rules.flatMap((rule) => {
+    const source = ruleSourceSchema.safeParse(rule.source);
+    return source.success ? [{ ...rule, source: source.data }] : [];
+  });
+}
+
+/** The ids of the project's enabled channels. */
+async function enabledChannels(transaction: Executor, projectId: string): Promise<Set<string>> {
+  const rows = await transaction
+    .selectFrom('notification_channels')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .where('enabled', '=', true)
+    .execute();
+  return new Set(rows.map((channel) => channel.id));
+}
+
+/** The enabled channels of some rules, each once, sorted. */
+function channelsOf(rules: readonly EnabledRule[], enabled: ReadonlySet<string>): string[] {
+  return [
+    ...new Set(rules.flatMap((rule) => rule.channel_ids).filter((channel) => enabled.has(channel))),
+  ].sort();
+}
+
 /**
  * Routes notifications through the project's enabled rules, inside the caller's transaction
  * (the transaction of their cause, so a cause is never recorded without its notifications):
@@ -137,28 +186,9 @@ export async function notify(
 ): Promise<NotifyResult> {
   const result: NotifyResult = { events: [], deliveries: 0 };
   if (drafts.length === 0) return result;
-  const rules = await transaction
-    .selectFrom('notification_rules')
-    .select(['id', 'source', 'channel_ids', 'throttle_minutes'])
-    .where('project_id', '=', project.id)
-    .where('enabled', '=', true)
-    .orderBy('id')
-    .execute();
-  if (rules.length === 0) return result;
-  const parsedRules = rules.flatMap((rule) => {
-    const source = ruleSourceSchema.safeParse(rule.source);
-    return source.success ? [{ ...rule, source: source.data }] : [];
-  });
-  const channels = new Set(
-    (
-      await transaction
-        .selectFrom('notification_channels')
-        .select('id')
-        .where('project_id', '=', project.id)
-        .where('enabled', '=', true)
-        .execute()
-    ).map((channel) => channel.id),
-  );
+  const parsedRules = await enabledRules(transaction, project.id);
+  if (parsedRules.length === 0) return result;
+  const channels = await enabledChannels(transaction, project.id);
 
   for (const draft of drafts) {
     const matching = parsedRules.filter((rule) => ruleMatches(rule.source, draft.subject));
@@ -189,9 +219,7 @@ export async function notify(
     const firing = matching.filter((rule) => !held.has(rule.id));
     if (firing.length === 0) continue;
 
-    const targets = [
-      ...new Set(firing.flatMap((rule) => rule.channel_ids).filter((channel) => channels.has(channel))),
-    ].sort();
+    const targets = channelsOf(firing, channels);
     const written = await writeEvent(transaction, project, {
       type: draft.type,
       data: draft.data,
@@ -221,6 +249,75 @@ export async function notify(
       .execute();
   }
   return result;
+}
+
+const securityEventSchema = z.object({
+  type: z.enum(SECURITY_EVENT_TYPES),
+  data: webhookDataSchema,
+});
+
+/**
+ * A security event as its cause describes it: the type and the webhook `data` (`title`,
+ * `summary`, `severity`, `counts`, `links`, and `route?`, `release?`), PROTOCOL.md §6.
+ */
+export interface SecurityEvent {
+  type: SecurityEventType;
+  data: z.input<typeof webhookDataSchema>;
+}
+
+/** What {@link notifySecurityEvent} wrote. */
+export interface SecurityNotifyResult {
+  /** The event (`evt_`), in the inbox. */
+  eventId: string;
+  /** Outbox rows queued: one per enabled channel of the matching rules. */
+  deliveries: number;
+}
+
+/**
+ * Records a security event (an API token created, SSO changed, break-glass access) in the
+ * caller's transaction, the transaction of its cause:
+ *
+ * - the event (`evt_`) is always written to the project's inbox, whether or not a rule matches:
+ *   security events are never dropped;
+ * - one outbox row (`deliveries`, due now) goes to each enabled channel of the enabled `security`
+ *   rules that match its type. Rules' throttles do not apply: every security event is sent.
+ *
+ * `event` is checked against the protocol's webhook `data` first; data that is not valid throws
+ * (a `ZodError`), so the cause's transaction rolls back rather than commit without its event.
+ *
+ * @example
+ * ```ts
+ * await database.transaction().execute(async (transaction) => {
+ *   // … create the token …
+ *   await notifySecurityEvent(transaction, project, {
+ *     type: 'security.token_created',
+ *     data: { title: 'API token created', summary: 'Token "ci" was created', severity: 'medium', counts: {}, links: {} },
+ *   }, new Date());
+ * });
+ * ```
+ */
+export async function notifySecurityEvent(
+  transaction: Executor,
+  project: Pick<Project, 'id' | 'organization_id'>,
+  event: SecurityEvent,
+  now: Date,
+): Promise<SecurityNotifyResult> {
+  const { type, data } = securityEventSchema.parse(event);
+  const subject: RuleSubject = { type };
+  const matching = (await enabledRules(transaction, project.id)).filter((rule) =>
+    ruleMatches(rule.source, subject),
+  );
+  const channelIds =
+    matching.length === 0 ? [] : channelsOf(matching, await enabledChannels(transaction, project.id));
+  const written = await writeEvent(transaction, project, {
+    type,
+    data,
+    ruleIds: matching.map((rule) => rule.id),
+    inbox: true,
+    channelIds,
+    now,
+  });
+  return { eventId: written.eventId, deliveries: written.deliveryIds.length };
 }
 
 /**

@@ -88,6 +88,26 @@ describe('ruleMatches', () => {
     expect(ruleMatches(source({ type: 'cluster', events: ['cluster.created'] }), custom())).toBe(false);
   });
 
+  it('matches security events by type (all three without `events`), and nothing else', () => {
+    const all = source({ type: 'security' });
+    const sso = source({ type: 'security', events: ['security.sso_changed'] });
+    for (const type of ['security.token_created', 'security.sso_changed', 'security.break_glass'] as const) {
+      expect(ruleMatches(all, { type }), type).toBe(true);
+      expect(ruleMatches(sso, { type }), type).toBe(type === 'security.sso_changed');
+    }
+    // A security rule never matches cluster or custom events, nor they security events.
+    expect(ruleMatches(all, cluster())).toBe(false);
+    expect(ruleMatches(all, custom())).toBe(false);
+    const token = { type: 'security.token_created' } as const;
+    expect(
+      ruleMatches(
+        source({ type: 'cluster', events: ['cluster.created', 'cluster.regressed', 'error.new'] }),
+        token,
+      ),
+    ).toBe(false);
+    expect(ruleMatches(source({ type: 'custom', name: 'security.token_created' }), token)).toBe(false);
+  });
+
   it('refuses sources that could never work', () => {
     for (const bad of [
       { type: 'cluster', events: [] },
@@ -98,6 +118,10 @@ describe('ruleMatches', () => {
       { type: 'custom', name: '' },
       { type: 'custom', name: 'x', properties: { nested: { a: 1 } } },
       { type: 'email' },
+      { type: 'security', events: [] },
+      { type: 'security', events: ['security.token_deleted'] },
+      { type: 'security', events: ['cluster.created'] },
+      { type: 'security', minSeverity: 'high' },
     ]) {
       expect(ruleSourceSchema.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
     }

@@ -1,5 +1,5 @@
 import { DETECTOR_KINDS } from '@svc/detectors';
-import { SEVERITY_ORDER, type Severity, severitySchema } from '@svc/protocol';
+import { SEVERITY_ORDER, type Severity, severitySchema, type WebhookEventType } from '@svc/protocol';
 import { z } from 'zod';
 
 /** The event types a `cluster` rule can subscribe to. `error.*` only come from error clusters. */
@@ -12,6 +12,18 @@ const CLUSTER_RULE_EVENTS = [
   'error.rate',
 ] as const;
 export type ClusterRuleEvent = (typeof CLUSTER_RULE_EVENTS)[number];
+
+/**
+ * The security event types (API tokens, SSO, break-glass access) a `security` rule can subscribe
+ * to. Security events always reach the inbox, rule or not (`notifySecurityEvent`).
+ */
+export const SECURITY_EVENT_TYPES = [
+  'security.token_created',
+  'security.sso_changed',
+  'security.break_glass',
+] as const satisfies readonly WebhookEventType[];
+export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
+const SECURITY_EVENTS: ReadonlySet<string> = new Set(SECURITY_EVENT_TYPES);
 
 /** Event types whose rule needs a `threshold` (on the cluster's `count24h`). */
 const THRESHOLD_EVENTS: ReadonlySet<string> = new Set(['cluster.threshold', 'error.rate']);
@@ -64,17 +76,29 @@ const customSourceSchema = z.strictObject({
   release: filterText.optional(),
 });
 
+const securitySourceSchema = z.strictObject({
+  type: z.literal('security'),
+  /** Which security events notify; all of them when absent. */
+  events: z.array(z.enum(SECURITY_EVENT_TYPES)).min(1).max(SECURITY_EVENT_TYPES.length).optional(),
+});
+
 /**
  * What a rule listens to: cluster transitions (with kind, severity, environment and release
- * filters, and a `count24h` threshold), or custom `track()` events by name and properties.
+ * filters, and a `count24h` threshold), custom `track()` events by name and properties, or
+ * security events (all of them, or the listed ones).
  *
  * @example
  * ```ts
  * ruleSourceSchema.parse({ type: 'cluster', events: ['cluster.created'], kinds: ['webrtc_one_way_media'] });
  * ruleSourceSchema.parse({ type: 'custom', name: 'checkout_failed', properties: { plan: 'pro' } });
+ * ruleSourceSchema.parse({ type: 'security', events: ['security.token_created'] });
  * ```
  */
-export const ruleSourceSchema = z.discriminatedUnion('type', [clusterSourceSchema, customSourceSchema]);
+export const ruleSourceSchema = z.discriminatedUnion('type', [
+  clusterSourceSchema,
+  customSourceSchema,
+  securitySourceSchema,
+]);
 export type RuleSource = z.infer<typeof ruleSourceSchema>;
 
 /** What caused a notification, as rules see it. */
@@ -96,7 +120,18 @@ export type RuleSubject =
       severity: Severity | null;
       environment: string | null;
       release: string | null;
+    }
+  | {
+      /** A security event (no environment, release or severity filters apply). */
+      type: SecurityEventType;
     };
+
+type SecuritySubject = Extract<RuleSubject, { type: SecurityEventType }>;
+
+/** Whether a subject is a security event. */
+function isSecuritySubject(subject: RuleSubject): subject is SecuritySubject {
+  return SECURITY_EVENTS.has(subject.type);
+}
 
 /** `severity` is at least `minimum`. */
 function atLeast(severity: Severity, minimum: Severity): boolean {
@@ -106,13 +141,21 @@ function atLeast(severity: Severity, minimum: Severity): boolean {
 /**
  * Whether a rule's source matches a subject. Threshold events match when `count24h` crossed the
  * rule's threshold with this change (before < threshold ≤ after), so a rule fires once per rise.
+ * A `security` source matches only security events (the listed ones, or all without `events`);
+ * cluster and custom sources never match them.
  *
  * @example
  * ```ts
  * ruleMatches({ type: 'custom', name: 'paid' }, { type: 'custom', name: 'paid', properties: {}, severity: null, environment: null, release: null }); // true
+ * ruleMatches({ type: 'security' }, { type: 'security.token_created' }); // true
  * ```
  */
 export function ruleMatches(source: RuleSource, subject: RuleSubject): boolean {
+  if (source.type === 'security')
+    return (
+      isSecuritySubject(subject) && (source.events === undefined || source.events.includes(subject.type))
+    );
+  if (isSecuritySubject(subject)) return false;
   if (source.environment !== undefined && source.environment !== subject.environment) return false;
   if (source.release !== undefined && source.release !== subject.release) return false;
   if (source.type === 'custom') {
