@@ -14,6 +14,7 @@ import {
   serializerCompiler,
   validatorCompiler,
 } from 'fastify-type-provider-zod';
+import type { Transaction } from 'kysely';
 import meRoutes from './modules/accounts/me-routes.ts';
 import mfaRoutes from './modules/accounts/mfa-routes.ts';
 import { findLiveSession } from './modules/accounts/repository.ts';
@@ -21,17 +22,20 @@ import accountRoutes from './modules/accounts/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
 import issueRoutes from './modules/issues/routes.ts';
 import inboxRoutes from './modules/notifications/inbox-routes.ts';
+import { notifySecurityEvent } from './modules/notifications/index.ts';
 import notificationRoutes from './modules/notifications/routes.ts';
 import invitationRoutes from './modules/orgs/invitation-routes.ts';
 import organizationRoutes from './modules/orgs/routes.ts';
 import { projectAccess } from './modules/projects/access.ts';
 import { authenticateApiToken } from './modules/projects/api-tokens.ts';
 import configRoutes from './modules/projects/config-routes.ts';
-import organizationProjectRoutes from './modules/projects/organization-routes.ts';
+import organizationProjectRoutes, { type CreatedToken } from './modules/projects/organization-routes.ts';
 import { projectKeysPlugin } from './modules/projects/project-keys.ts';
 import projectRoutes from './modules/projects/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
+import type { Database } from './platform/database/schema.ts';
+import type { Project } from './platform/database/tables/projects.table.ts';
 import { authenticationPlugin } from './platform/http/authentication.ts';
 import { ApiError } from './platform/http/errors.ts';
 import healthRoutes from './platform/http/health-routes.ts';
@@ -88,7 +92,11 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(mfaRoutes, { prefix: '/v1/me/mfa' });
   await fastify.register(invitationRoutes, { prefix: '/auth/invitations' });
   await fastify.register(organizationRoutes, { prefix: '/v1/orgs' });
-  await fastify.register(organizationProjectRoutes, { prefix: '/v1/orgs' });
+  await fastify.register(organizationProjectRoutes, {
+    prefix: '/v1/orgs',
+    onTokenCreated: (transaction, project, token) =>
+      announceTokenCreated(transaction, project, token, services.configuration.appUrl),
+  });
   await fastify.register(configRoutes, { prefix: '/v1' });
   await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });
@@ -99,6 +107,34 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(inboxRoutes, { prefix: '/v1/inbox' });
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
+}
+
+/**
+ * `security.token_created`, to the inbox of the token's project and to the webhooks of its
+ * `security` rules, in the transaction that creates the token.
+ */
+async function announceTokenCreated(
+  transaction: Transaction<Database>,
+  project: Project,
+  token: CreatedToken,
+  appUrl: string,
+): Promise<void> {
+  const expiry = token.expiresAt === undefined ? 'never expires' : `expires ${token.expiresAt}`;
+  await notifySecurityEvent(
+    transaction,
+    project,
+    {
+      type: 'security.token_created',
+      data: {
+        title: `API token "${token.name}" created`,
+        summary: `${token.createdBy} created the API token "${token.name}" (${token.id}) for project "${project.name}" with the scopes ${token.scopes.join(', ')}; it ${expiry}. If this was not expected, revoke it.`,
+        severity: 'medium',
+        counts: { scopes: token.scopes.length },
+        links: { tokens: `${appUrl}/orgs/${project.organization_id}/tokens` },
+      },
+    },
+    new Date(),
+  );
 }
 
 /**

@@ -401,6 +401,18 @@ describe.each(ENGINES)('organizations on %s', (engine) => {
       as(owner),
     );
     expect(elsewhere.statusCode).toBe(400);
+    // security.token_created reached the project's inbox, once per token, without the secret.
+    const inbox = expectJson(
+      await send('GET', '/v1/inbox', undefined, as(owner, { 'x-service-project': web.id as string })),
+      200,
+    );
+    const announced = inbox.items.filter((item: Json) => item.type === 'security.token_created');
+    expect(announced.map((item: Json) => item.title).sort()).toEqual([
+      'API token "CI reader" created',
+      'API token "Full" created',
+    ]);
+    expect(announced[0].summary).toContain(`owner-e-${engine}@example.com created the API token`);
+    expect(JSON.stringify(inbox)).not.toContain(created.token);
     const audit = expectJson(
       await send('GET', `/v1/orgs/${orgId}/audit?action=token.created`, undefined, as(owner)),
       200,
