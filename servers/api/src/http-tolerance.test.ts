@@ -4,10 +4,12 @@ import type { Json } from '../test/http.ts';
 import { postChunk, validChunkFixture } from '../test/ingest-helpers.ts';
 import { createTestApp, type TestApp } from '../test/test-app.ts';
 import { ENGINES } from '../test/test-database.ts';
+import { createSession, insertUser } from './modules/accounts/repository.ts';
 
 // What reasonable HTTP clients send, on every route the OpenAPI document lists: an empty body
 // with `Content-Type: application/json`, charset parameters, `+json` and `text/plain` types,
-// trailing and doubled slashes, HEAD.
+// trailing and doubled slashes, HEAD. Project routes are called with the test project's API
+// token, routes about people (`/v1/me`, `/v1/orgs`) as the owner of its organization, signed in.
 
 interface Operation {
   method: string;
@@ -22,12 +24,19 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
   let operations: Operation[];
   /** Real resources of the test project, by the path segment before their `{id}`. */
   const ids: Record<string, string> = {};
+  /** The owner's session cookie and CSRF token. */
+  let person: Record<string, string>;
+  /** A project of the organization for `DELETE /v1/projects/{id}` (the others need theirs). */
+  let spareProjectId: string;
 
+  const personUrl = (method: string, url: string) =>
+    /^\/v1\/(me|orgs)(\/|$|\?)/.test(url) ||
+    (method === 'DELETE' && url === `/v1/projects/${spareProjectId}`);
   const request = (method: string, url: string, headers: Record<string, string> = {}, payload?: string) =>
     test.app.inject({
       method: method as 'GET',
       url,
-      headers: { ...test.first.headers, ...headers },
+      headers: { ...(personUrl(method, url) ? person : test.first.headers), ...headers },
       ...(payload === undefined ? {} : { payload }),
     });
 
@@ -43,9 +52,10 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
   }
 
   /** An operation's URL with the test project's resources in its path parameters. */
-  function urlOf(path: string): string {
+  function urlOf(path: string, method = 'GET'): string {
     // The one route with a required query parameter.
     if (path === '/v1/config') return `/v1/config?key=${test.first.projectKey}`;
+    if (method === 'DELETE' && path === '/v1/projects/{id}') return `/v1/projects/${spareProjectId}`;
     return path.replace(/([^/]+)\/\{(\w+)\}/g, (_whole, segment: string, parameter: string) => {
       const id = ids[segment];
       if (id === undefined)
@@ -65,6 +75,49 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
           hasBody: operation.requestBody !== undefined,
         })),
     );
+
+    // The owner of the test project's organization, signed in, and a member they can remove.
+    const database = test.database.database;
+    const organizationId = test.first.project.organization_id;
+    const owner = await insertUser(database, {
+      email: `owner-${engine}@example.com`,
+      name: undefined,
+      passwordHash: 'not used',
+      emailVerified: true,
+    });
+    const member = await insertUser(database, {
+      email: `member-${engine}@example.com`,
+      name: undefined,
+      passwordHash: 'not used',
+      emailVerified: true,
+    });
+    if (owner === undefined || member === undefined) throw new Error('users not created');
+    await database
+      .insertInto('organization_members')
+      .values([
+        { organization_id: organizationId, user_id: owner.id, role: 'owner' },
+        { organization_id: organizationId, user_id: member.id, role: 'member' },
+      ])
+      .execute();
+    const session = await createSession(database, { userId: owner.id, ip: undefined, userAgent: undefined });
+    person = {
+      cookie: `service_session=${session.secret}`,
+      'x-service-csrf': session.csrfToken,
+      'x-service-project': test.first.project.id,
+    };
+    spareProjectId = (await ok('POST', `/v1/orgs/${organizationId}/projects`, { name: 'spare' })).id;
+    ids.orgs = organizationId;
+    ids.members = member.id;
+    ids.invitations = (
+      await ok('POST', `/v1/orgs/${organizationId}/invitations`, { email: `invited-${engine}@example.com` })
+    ).id;
+    ids.tokens = (
+      await ok('POST', `/v1/orgs/${organizationId}/tokens`, {
+        name: 'revoked by the test',
+        projectId: test.first.project.id,
+        scopes: ['sessions:read'],
+      })
+    ).id;
 
     const channel = (await ok('POST', '/v1/notifications/channels', WEBHOOK)).channel;
     ids.channels = channel.id;
@@ -220,7 +273,7 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
         if (operation.method === 'DELETE' && contentType !== 'application/json') continue;
         const response = await request(
           operation.method,
-          urlOf(operation.path),
+          urlOf(operation.path, operation.method),
           { 'content-type': contentType },
           '',
         );

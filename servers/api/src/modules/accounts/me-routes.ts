@@ -83,6 +83,7 @@ export default async function meRoutes(fastify: FastifyInstance) {
   routes.patch(
     '/',
     {
+      config: { personOnly: true },
       schema: {
         summary: "Change the signed-in person's name (`null` removes it)",
         body: z.strictObject({ name: z.string().trim().min(1).max(200).nullable().optional() }),
@@ -101,6 +102,7 @@ export default async function meRoutes(fastify: FastifyInstance) {
   routes.post(
     '/password',
     {
+      config: { personOnly: true },
       schema: {
         summary: "Change the signed-in person's password; ends their other sessions",
         description:

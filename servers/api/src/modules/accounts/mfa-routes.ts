@@ -3,7 +3,7 @@ import { errorBodySchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { personOf } from '../../platform/http/authentication.ts';
+import { forPeopleOnly, personOf } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
 import {
   disableMfa,
@@ -40,6 +40,7 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
   const database = fastify.database;
   const masterKey = fastify.masterKey;
   routes.addHook('onRequest', fastify.authenticateCaller);
+  forPeopleOnly(fastify);
   await fastify.register(rateLimit, { global: false });
   const codeChecks = createLimiter(
     fastify,

@@ -2,6 +2,6 @@
 // the audit trail. Accounts (people) come before; projects, which belong to an organization,
 // after. Other modules import this module only through this file (servers/api/README.md, Layout).
 
+export { checkMembership, membershipOf } from './access.ts';
 export { createOrganization, findFirstOrganization } from './organizations.ts';
-export { findMembership } from './repository.ts';
-export { administers, scopesOfRole } from './roles.ts';
+export { scopesOfRole } from './roles.ts';

@@ -4,25 +4,24 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type AuditRecord, auditOrigin, recordAudit } from '../../platform/audit.ts';
-import { personOf, type SignedInPerson } from '../../platform/http/authentication.ts';
+import { forPeopleOnly, personOf } from '../../platform/http/authentication.ts';
 import { decodeRecordCursor, encodeIdCursor } from '../../platform/http/cursor.ts';
 import { ApiError, forbidden, notFound } from '../../platform/http/errors.ts';
 import { keysetPage } from '../../platform/http/keyset-page.ts';
 import { checkTimeRange, integerParameter, textParameter, timeParameter } from '../../platform/http/query.ts';
 import { createLimiter, SIGN_IN_LIMITS } from '../accounts/index.ts';
+import { checkMembership, membershipOf } from './access.ts';
 import { findAuditPage } from './audit-repository.ts';
 import { invitationLink, invitationMessage } from './emails.ts';
 import {
   changeMemberRole,
   createInvitation,
   createOrganizationWithOwner,
-  findMembership,
   INVITATION_LIFETIME_DAYS,
   isMemberEmail,
   listMembers,
   listMemberships,
   listPendingInvitations,
-  type Membership,
   type MembershipRefusal,
   removeMember,
   renameOrganization,
@@ -66,6 +65,8 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
   const database = fastify.database;
   const { appUrl } = fastify.configuration;
   routes.addHook('onRequest', fastify.authenticateCaller);
+  forPeopleOnly(fastify);
+  checkMembership(fastify);
   await fastify.register(rateLimit, { global: false });
   const invitationsPerOrganization = createLimiter(
     fastify,
@@ -73,25 +74,6 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
     SIGN_IN_LIMITS.invitations.perOrganization,
     'invitations from this organization',
   );
-
-  /** The person's membership of the organization; 404 when they are none of its members. */
-  async function membership(
-    request: FastifyRequest,
-    organizationId: string,
-  ): Promise<Membership & { person: SignedInPerson }> {
-    const person = personOf(request);
-    const found = await findMembership(database, organizationId, person.userId);
-    if (found === undefined) throw notFound(`No organization ${organizationId}`);
-    return { ...found, person };
-  }
-
-  /** As {@link membership}, and 403 unless the person administers the organization. */
-  async function administration(request: FastifyRequest, organizationId: string) {
-    const found = await membership(request, organizationId);
-    if (!administers(found.role))
-      throw forbidden(`Your role (${found.role}) does not allow this: it takes an admin or an owner`);
-    return found;
-  }
 
   function audit(request: FastifyRequest, organizationId: string, record: AuditRecord) {
     const person = personOf(request);
@@ -152,12 +134,13 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
         response: { 200: organizationViewSchema, 404: errorBodySchema },
       },
     },
-    async (request) => toOrganizationView(await membership(request, request.params.orgId)),
+    async (request) => toOrganizationView(membershipOf(request)),
   );
 
   routes.patch(
     '/:orgId',
     {
+      config: { administer: true },
       schema: {
         summary: 'Rename the organization (admins and owners)',
         params: orgParams,
@@ -167,7 +150,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { orgId } = request.params;
-      const current = await administration(request, orgId);
+      const current = membershipOf(request);
       const organization = await database.transaction().execute(async (transaction) => {
         const renamed = await renameOrganization(transaction, orgId, request.body.name);
         if (renamed !== undefined)
@@ -200,7 +183,6 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { orgId } = request.params;
-      await membership(request, orgId);
       const { limit = 100, cursor } = request.query;
       const rows = await listMembers(database, orgId, {
         limit: limit + 1,
@@ -217,6 +199,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
   routes.patch(
     '/:orgId/members/:userId',
     {
+      config: { administer: true },
       schema: {
         summary: "Change a member's role (admins; only owners make or unmake owners)",
         description: 'The last owner cannot be demoted (409): make another member an owner first.',
@@ -233,7 +216,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
     async (request) => {
       const { orgId, userId } = request.params;
       const { role } = request.body;
-      const caller = await administration(request, orgId);
+      const caller = membershipOf(request);
       if (role === 'owner' && caller.role !== 'owner')
         throw forbidden('Only an owner makes another member an owner');
       const result = await changeMemberRole(database, orgId, userId, role, {
@@ -267,7 +250,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { orgId, userId } = request.params;
-      const caller = await membership(request, orgId);
+      const caller = membershipOf(request);
       const leaving = userId === caller.person.userId;
       if (!leaving && !administers(caller.role))
         throw forbidden(`Your role (${caller.role}) does not allow this: it takes an admin or an owner`);
@@ -293,6 +276,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
   routes.post(
     '/:orgId/invitations',
     {
+      config: { administer: true },
       schema: {
         summary: 'Invite a person by e-mail with a role (admins and owners)',
         description: `Sends an e-mail with a one-time link (valid ${INVITATION_LIFETIME_DAYS} days). A new invitation of the same address replaces the pending one. 409 when the address is a member already.`,
@@ -311,7 +295,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
     async (request, reply) => {
       const { orgId } = request.params;
       const { email, role } = request.body;
-      const caller = await administration(request, orgId);
+      const caller = membershipOf(request);
       await invitationsPerOrganization(request, reply, orgId);
       if (await isMemberEmail(database, orgId, email))
         throw new ApiError({ status: 409, code: 'invalid', message: `${email} is a member already` });
@@ -351,6 +335,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
   routes.get(
     '/:orgId/invitations',
     {
+      config: { administer: true },
       schema: {
         summary: 'The pending invitations (admins and owners); expired ones say so',
         params: orgParams,
@@ -362,7 +347,6 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      await administration(request, request.params.orgId);
       const invitations = await listPendingInvitations(database, request.params.orgId);
       const now = new Date();
       return { items: invitations.map((invitation) => toInvitationView(invitation, now)) };
@@ -372,6 +356,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
   routes.delete(
     '/:orgId/invitations/:invitationId',
     {
+      config: { administer: true },
       schema: {
         summary: 'Revoke a pending invitation: its link stops working (admins and owners)',
         params: orgParams.extend({ invitationId: z.string().max(64) }),
@@ -380,7 +365,6 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { orgId, invitationId } = request.params;
-      await administration(request, orgId);
       const revoked = await database.transaction().execute(async (transaction) => {
         const invitation = await revokeInvitation(transaction, orgId, invitationId);
         if (invitation !== undefined)
@@ -401,6 +385,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
   routes.get(
     '/:orgId/audit',
     {
+      config: { administer: true },
       schema: {
         summary: "The organization's audit trail, newest first (admins and owners)",
         description:
@@ -422,7 +407,6 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const { orgId } = request.params;
-      await administration(request, orgId);
       const { limit = 50, cursor, ...filters } = request.query;
       const rows = await findAuditPage(database, orgId, filters, {
         limit: limit + 1,

@@ -6,9 +6,9 @@ import { z } from 'zod';
 import { auditOrigin, recordAudit } from '../../platform/audit.ts';
 import type { Database } from '../../platform/database/schema.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
-import { isScope, personOf, SCOPES } from '../../platform/http/authentication.ts';
-import { forbidden, invalid, notFound } from '../../platform/http/errors.ts';
-import { administers, findMembership } from '../orgs/index.ts';
+import { forPeopleOnly, isScope, SCOPES } from '../../platform/http/authentication.ts';
+import { invalid, notFound } from '../../platform/http/errors.ts';
+import { checkMembership, membershipOf } from '../orgs/index.ts';
 import {
   type ApiTokenRow,
   createApiTokenRecord,
@@ -73,14 +73,12 @@ export default async function organizationProjectRoutes(
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
   const database = fastify.database;
   routes.addHook('onRequest', fastify.authenticateCaller);
+  forPeopleOnly(fastify);
+  checkMembership(fastify);
 
-  async function membership(request: FastifyRequest, organizationId: string, administer: boolean) {
-    const person = personOf(request);
-    const found = await findMembership(database, organizationId, person.userId);
-    if (found === undefined) throw notFound(`No organization ${organizationId}`);
-    if (administer && !administers(found.role))
-      throw forbidden(`Your role (${found.role}) does not allow this: it takes an admin or an owner`);
-    return { ...found, person, origin: auditOrigin(request) };
+  /** The caller's membership of the route's organization (checked before the body is read). */
+  function membership(request: FastifyRequest) {
+    return { ...membershipOf(request), origin: auditOrigin(request) };
   }
 
   routes.get(
@@ -93,7 +91,6 @@ export default async function organizationProjectRoutes(
       },
     },
     async (request) => {
-      await membership(request, request.params.orgId, false);
       const now = new Date();
       return {
         items: (await listProjects(database, request.params.orgId)).map((project) =>
@@ -106,6 +103,7 @@ export default async function organizationProjectRoutes(
   routes.post(
     '/:orgId/projects',
     {
+      config: { administer: true },
       schema: {
         summary: 'Create a project with its project key (admins and owners)',
         params: orgParams,
@@ -115,7 +113,7 @@ export default async function organizationProjectRoutes(
     },
     async (request, reply) => {
       const { orgId } = request.params;
-      const caller = await membership(request, orgId, true);
+      const caller = membership(request);
       const project = await database.transaction().execute(async (transaction) => {
         const created = await createProject(transaction, {
           organizationId: orgId,
@@ -136,6 +134,7 @@ export default async function organizationProjectRoutes(
   routes.get(
     '/:orgId/tokens',
     {
+      config: { administer: true },
       schema: {
         summary: "The organization's live API tokens, newest first (admins and owners); never their secrets",
         params: orgParams,
@@ -148,7 +147,6 @@ export default async function organizationProjectRoutes(
       },
     },
     async (request) => {
-      await membership(request, request.params.orgId, true);
       const rows = await listApiTokens(database, request.params.orgId, request.query.projectId);
       return { items: rows.map(toTokenView) };
     },
@@ -157,6 +155,7 @@ export default async function organizationProjectRoutes(
   routes.post(
     '/:orgId/tokens',
     {
+      config: { administer: true },
       schema: {
         summary:
           'Create an API token for one project, with scopes and an optional expiry (admins and owners)',
@@ -180,7 +179,7 @@ export default async function organizationProjectRoutes(
     async (request, reply) => {
       const { orgId } = request.params;
       const { name, projectId, expiresInDays } = request.body;
-      const caller = await membership(request, orgId, true);
+      const caller = membership(request);
       const project = await findProjectById(database, projectId);
       if (project === undefined || project.organization_id !== orgId || project.deleted_at !== null)
         throw invalid(`No project ${projectId} in this organization`);
@@ -221,6 +220,7 @@ export default async function organizationProjectRoutes(
   routes.delete(
     '/:orgId/tokens/:tokenId',
     {
+      config: { administer: true },
       schema: {
         summary: 'Revoke an API token: it stops working at once (admins and owners)',
         params: orgParams.extend({ tokenId: z.string().max(64) }),
@@ -229,7 +229,7 @@ export default async function organizationProjectRoutes(
     },
     async (request, reply) => {
       const { orgId, tokenId } = request.params;
-      const caller = await membership(request, orgId, true);
+      const caller = membership(request);
       const revoked = await database.transaction().execute(async (transaction) => {
         const token = await revokeApiToken(transaction, orgId, tokenId);
         if (token !== undefined)

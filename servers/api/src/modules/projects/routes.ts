@@ -136,7 +136,7 @@ export default async function projectRoutes(fastify: FastifyInstance) {
   routes.delete(
     '/:id',
     {
-      config: byId,
+      config: { ...byId, personOnly: true },
       schema: {
         summary: 'Delete the project (admins and owners, signed in)',
         description:

@@ -85,6 +85,12 @@ declare module 'fastify' {
      * project gets 404.
      */
     projectParam?: string;
+    /**
+     * A route for people only (a person's own account, organizations, deleting a project): an API
+     * token gets 403 before anything else is looked at. Read by `fastify.authorize` and
+     * `fastify.authenticateCaller`.
+     */
+    personOnly?: boolean;
   }
   interface FastifyRequest {
     /** The caller, their organization, project and role (set by `fastify.authorize`). */
@@ -134,10 +140,23 @@ function singleHeader(value: string | string[] | undefined): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
+/**
+ * Marks every route the plugin `fastify` declares from now on as for people only (`personOnly`):
+ * an API token gets 403 there before its body is read.
+ */
+export function forPeopleOnly(fastify: FastifyInstance): void {
+  fastify.addHook('onRoute', (route) => {
+    route.config = { ...route.config, personOnly: true };
+  });
+}
+
+function tokenRefused() {
+  return forbidden('An API token acts for a project, not a person: sign in with the session cookie');
+}
+
 /** The signed-in person of the request, or 403 for an API token (it acts for a project). */
 export function personOf(request: FastifyRequest): SignedInPerson {
-  if (request.person === null)
-    throw forbidden('An API token acts for a project, not a person: sign in with the session cookie');
+  if (request.person === null) throw tokenRefused();
   return request.person;
 }
 
@@ -230,6 +249,8 @@ export const authenticationPlugin = fastifyPlugin(
     fastify.decorate('authorize', (area: ScopeArea) => async (request: FastifyRequest) => {
       const auth = await projectCaller(request);
       request.auth = auth;
+      if (request.routeOptions.config.personOnly === true && auth.caller.type === 'api_token')
+        throw tokenRefused();
       const needed =
         request.routeOptions.config.scope ?? `${area}:${SAFE_METHODS.has(request.method) ? 'read' : 'write'}`;
       if (!auth.scopes.has(needed as Scope))
@@ -243,6 +264,7 @@ export const authenticationPlugin = fastifyPlugin(
     fastify.decorate('authenticateCaller', async (request: FastifyRequest) => {
       const auth = await bearerCaller(request);
       if (auth !== undefined) {
+        if (request.routeOptions.config.personOnly === true) throw tokenRefused();
         request.auth = auth;
         return;
       }
