@@ -1,6 +1,9 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { resetPassword } from './modules/accounts/index.ts';
+import { addPerson } from './modules/orgs/index.ts';
+import { ROLES } from './modules/orgs/roles.ts';
 import { createProcessingWorker, queueReprocessing } from './modules/processing/index.ts';
 import { createApiTokenRecord } from './modules/projects/api-tokens.ts';
 import { createProjectWithToken } from './modules/projects/bootstrap.ts';
@@ -38,6 +41,15 @@ Commands:
   rewrap-data-keys [--json]                re-wrap every data key under the current master key,
                                            unwrapping with SVC_MASTER_KEY_PREVIOUS (or the key file
                                            a rotation kept); finishes a rotation
+  create-user --email <address> [--name <name>] [--org <id>] [--role <role>] [--password <p>] [--json]
+                                           create a person's account (verified) as a member of an
+                                           organization (default: the first one) with a role
+                                           (owner, admin, member, viewer; default owner); without
+                                           --password, prints a one-time sign-in link (1 hour)
+  reset-password --email <address> [--password <p>] [--json]
+                                           set a person's password (and end their sessions), or
+                                           without --password print a one-time link to set one
+                                           (1 hour)
   reprocess-calls [--project <id>] [--json]
                                            recompute every call (of one project) from its stored
                                            items, with the current detector thresholds
@@ -129,6 +141,10 @@ export async function runCli(
       options: {
         name: { type: 'string' },
         project: { type: 'string' },
+        email: { type: 'string' },
+        org: { type: 'string' },
+        role: { type: 'string' },
+        password: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
       strict: true,
@@ -181,6 +197,59 @@ export async function runCli(
           values.json
             ? `${JSON.stringify({ projectId, tokenId: created.id, apiToken: created.token })}\n`
             : `Created API token ${created.id} for ${projectId}\n  API token  ${created.token}   (shown once)\n`,
+        );
+        return 0;
+      }
+      case 'create-user': {
+        const email = requireOption(values, 'email');
+        const role = (values.role ?? 'owner') as string;
+        if (!(ROLES as readonly string[]).includes(role))
+          throw new UsageError({ message: `--role must be one of ${ROLES.join(', ')}` });
+        const added = await withServices(configuration, (services) =>
+          addPerson(services.database.database, configuration.appUrl, {
+            email,
+            name: typeof values.name === 'string' ? values.name.trim() || undefined : undefined,
+            password: values.password,
+            organizationId: values.org,
+            role: role as (typeof ROLES)[number],
+            actor: 'svc create-user',
+          }),
+        );
+        if ('problem' in added) {
+          io.stderr(`${added.problem}\n`);
+          return 1;
+        }
+        io.stdout(
+          values.json
+            ? `${JSON.stringify(added)}\n`
+            : [
+                `Created ${added.email} (${added.userId}), ${added.role} of ${added.organization.name} (${added.organization.id})`,
+                ...(added.signInLink === undefined
+                  ? []
+                  : [`  sign in once, within an hour, with: ${added.signInLink}`]),
+                '',
+              ].join('\n'),
+        );
+        return 0;
+      }
+      case 'reset-password': {
+        const email = requireOption(values, 'email');
+        const reset = await withServices(configuration, (services) =>
+          resetPassword(services.database.database, configuration.appUrl, {
+            email,
+            password: values.password,
+          }),
+        );
+        if ('problem' in reset) {
+          io.stderr(`${reset.problem}\n`);
+          return 1;
+        }
+        io.stdout(
+          values.json
+            ? `${JSON.stringify({ userId: reset.user.id, email: reset.user.email, ...(reset.link === undefined ? { sessionsEnded: true } : { resetLink: reset.link }) })}\n`
+            : reset.link === undefined
+              ? `Set the password of ${reset.user.email}; every session of the account has ended.\n`
+              : `Set a new password for ${reset.user.email} with this link, once, within an hour:\n  ${reset.link}\n`,
         );
         return 0;
       }

@@ -51,6 +51,43 @@ describe('the server process on the embedded store', () => {
     expect(again.output).toContain('Your first project (kept in the data directory)');
   });
 
+  it('creates the owner account on first start and prints a one-time sign-in link that works once', async () => {
+    const directory = await scratch.make();
+    const { server, output } = await start(directory);
+    const owner = server.owner;
+    if (owner === null || owner.signInLink === undefined) throw new Error('expected the owner account');
+    expect(owner).toMatchObject({ email: 'owner@svc.localhost', role: 'owner' });
+    expect(owner.organization.id).toBe(server.credentials?.orgId);
+    expect(output).toContain(`Created the owner account owner@svc.localhost`);
+    expect(output).toContain(owner.signInLink);
+    const token = new URL(owner.signInLink).searchParams.get('token');
+    const signIn = () =>
+      fetch(`${server.url}/auth/magic-link`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token }),
+      });
+    const first = await signIn();
+    expect(first.status).toBe(200);
+    const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    // The owner reaches the first project through the organization.
+    const current = await fetch(`${server.url}/v1/projects/current`, {
+      headers: { cookie, 'x-service-project': server.credentials?.projectId as string },
+    });
+    expect(current.status).toBe(200);
+    const orgs = (await (await fetch(`${server.url}/v1/orgs`, { headers: { cookie } })).json()) as {
+      items: unknown[];
+    };
+    expect(orgs.items).toEqual([expect.objectContaining({ id: owner.organization.id, role: 'owner' })]);
+    expect((await signIn()).status).toBe(400);
+
+    // A later start makes no second owner and prints no link.
+    await server.close();
+    const again = await start(directory);
+    expect(again.server.owner).toBeNull();
+    expect(again.output).not.toContain('Created the owner account');
+  });
+
   it('holds the data directory: the CLI refuses to open it while the server runs, and may once it stopped', async () => {
     const directory = await scratch.make();
     const { server } = await start(directory);
@@ -133,6 +170,97 @@ describe('svc CLI', () => {
       expect((await fetch(`${server.url}/v1/config?key=${key}`)).status).toBe(200);
     }
   });
+
+  it('create-user and reset-password: an operator adds a person to an organization and resets a password', async () => {
+    const directory = await scratch.make();
+    const created = captureIo();
+    await runCli(['create-project', '--name', 'Web app', '--json'], { SVC_DATA_DIR: directory }, created);
+    const { orgId, projectId } = JSON.parse(created.out);
+    const env = { SVC_DATA_DIR: directory };
+
+    const viewer = captureIo();
+    expect(
+      await runCli(
+        [
+          'create-user',
+          '--email',
+          'ada@example.com',
+          '--name',
+          'Ada',
+          '--role',
+          'viewer',
+          '--password',
+          'a long enough passphrase',
+          '--json',
+        ],
+        env,
+        viewer,
+      ),
+    ).toBe(0);
+    expect(JSON.parse(viewer.out)).toMatchObject({
+      email: 'ada@example.com',
+      role: 'viewer',
+      organization: { id: orgId },
+    });
+    expect(JSON.parse(viewer.out).signInLink).toBeUndefined();
+    const owner = captureIo();
+    expect(await runCli(['create-user', '--email', 'bo@example.com', '--json'], env, owner)).toBe(0);
+    const ownerLink = JSON.parse(owner.out).signInLink as string;
+    expect(ownerLink).toContain('/magic-link?token=');
+    const again = captureIo();
+    expect(await runCli(['create-user', '--email', 'ADA@example.com'], env, again)).toBe(1);
+    expect(again.err).toBe('ADA@example.com has an account already\n');
+    const badRole = captureIo();
+    expect(await runCli(['create-user', '--email', 'c@example.com', '--role', 'king'], env, badRole)).toBe(2);
+    const reset = captureIo();
+    expect(await runCli(['reset-password', '--email', 'ada@example.com', '--json'], env, reset)).toBe(0);
+    const resetLink = JSON.parse(reset.out).resetLink as string;
+    expect(resetLink).toContain('/reset-password?token=');
+    const set = captureIo();
+    expect(
+      await runCli(
+        ['reset-password', '--email', 'bo@example.com', '--password', 'another long passphrase'],
+        env,
+        set,
+      ),
+    ).toBe(0);
+    const { server } = await start(directory);
+    const post = (path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    // The viewer signs in with the password the operator set, and reads but does not change.
+    const login = await post('/auth/login', {
+      email: 'ada@example.com',
+      password: 'a long enough passphrase',
+    });
+    expect(login.status).toBe(200);
+    const { csrfToken } = (await login.json()) as { csrfToken: string };
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const headers = { cookie, 'x-service-csrf': csrfToken, 'x-service-project': projectId };
+    expect((await fetch(`${server.url}/v1/sessions`, { headers })).status).toBe(200);
+    const rename = await fetch(`${server.url}/v1/projects/${projectId}`, {
+      method: 'PATCH',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Mine' }),
+    });
+    expect(rename.status).toBe(403);
+    // The reset link sets a password once.
+    const resetToken = new URL(resetLink).searchParams.get('token');
+    expect(
+      (await post('/auth/password/reset', { token: resetToken, password: 'a brand new passphrase' })).status,
+    ).toBe(200);
+    expect(
+      (await post('/auth/login', { email: 'ada@example.com', password: 'a brand new passphrase' })).status,
+    ).toBe(200);
+    expect(
+      (await post('/auth/login', { email: 'bo@example.com', password: 'another long passphrase' })).status,
+    ).toBe(200);
+    const ownerToken = new URL(ownerLink).searchParams.get('token');
+    expect((await post('/auth/magic-link', { token: ownerToken })).status).toBe(200);
+  }, 120_000);
 
   it('answers a missing project, a missing option and an unknown command clearly', async () => {
     const directory = await scratch.make();

@@ -1,10 +1,25 @@
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
+import { type AddedPerson, addPerson, DEFAULT_OWNER_EMAIL } from './modules/orgs/index.ts';
 import { ensureFirstProject, formatWelcome, type ProjectCredentials } from './modules/projects/bootstrap.ts';
 import { openServices } from './open-services.ts';
 import { ConfigurationError, describeConfiguration, loadConfiguration } from './platform/config.ts';
 import { DataDirectoryLockedError } from './platform/data-directory-lock.ts';
+
+/** The first start's lines about the owner account: who, and the one-time sign-in link. */
+function formatOwnerWelcome(owner: AddedPerson, baseUrl: string): string {
+  const token =
+    owner.signInLink === undefined ? undefined : new URL(owner.signInLink).searchParams.get('token');
+  return [
+    `Created the owner account ${owner.email} of ${owner.organization.name} (${owner.organization.id}).`,
+    'Sign in once with this link, within an hour (it works one time):',
+    `  ${owner.signInLink}`,
+    `  or: curl -si ${baseUrl}/auth/magic-link -H 'content-type: application/json' -d '{"token":"${token}"}'`,
+    `To set a password: svc reset-password --email ${owner.email}`,
+    '',
+  ].join('\n');
+}
 
 /** A running server. */
 export interface RunningServer {
@@ -13,6 +28,8 @@ export interface RunningServer {
   url: string;
   /** The first project's credentials on the embedded store (null otherwise). */
   credentials: ProjectCredentials | null;
+  /** The owner account the first start created, with its sign-in link (null otherwise). */
+  owner: AddedPerson | null;
   /** Stops accepting requests, finishes the ones in flight, then closes the stores. */
   close(): Promise<void>;
 }
@@ -52,6 +69,7 @@ export async function startServer(
   );
 
   let first: Awaited<ReturnType<typeof ensureFirstProject>> = null;
+  let owner: AddedPerson | undefined;
   try {
     if (services.database.engine === 'pglite') {
       first = await ensureFirstProject(
@@ -59,6 +77,16 @@ export async function startServer(
         services.masterKey,
         configuration.dataDirectory,
       );
+      if (first?.created === true) {
+        const added = await addPerson(services.database.database, configuration.appUrl, {
+          email: configuration.ownerEmail ?? DEFAULT_OWNER_EMAIL,
+          organizationId: first.credentials.orgId,
+          role: 'owner',
+          actor: 'first start',
+        });
+        if ('problem' in added) fastify.log.warn({ problem: added.problem }, 'no owner account created');
+        else owner = added;
+      }
       await services.database.flush();
     }
     await fastify.listen({ host: configuration.host, port: configuration.port });
@@ -73,6 +101,7 @@ export async function startServer(
   const host = configuration.host.includes(':') ? `[${configuration.host}]` : configuration.host;
   const url = `http://${host}:${port}`;
   if (first !== null) output(`${formatWelcome(first.credentials, url, first.created)}\n`);
+  if (owner !== undefined) output(`${formatOwnerWelcome(owner, url)}\n`);
   output(`listening on ${url}\n`);
 
   let closing: Promise<void> | undefined;
@@ -80,6 +109,7 @@ export async function startServer(
     fastify,
     url,
     credentials: first?.credentials ?? null,
+    owner: owner ?? null,
     close() {
       closing ??= (async () => {
         await fastify.close();

@@ -68,6 +68,11 @@ export interface Configuration {
   smtpUrl?: string;
   /** `SVC_MAIL_FROM`: the sender of e-mail, `address` or `Name <address>` (default: see platform/mail). */
   mailFrom?: string;
+  /**
+   * `SVC_OWNER_EMAIL`: the address of the owner account the embedded server's first start creates
+   * (default: see orgs' `DEFAULT_OWNER_EMAIL`).
+   */
+  ownerEmail?: string;
 }
 
 const configurationErrorMarker = Symbol.for('@svc/api.ConfigurationError');
@@ -202,6 +207,9 @@ const environmentSchema = z.object({
       })
       .optional(),
   ),
+  SVC_OWNER_EMAIL: optionalText.pipe(
+    z.email({ message: 'must be an e-mail address, e.g. you@example.com' }).max(254).optional(),
+  ),
   SVC_LOG_LEVEL: optionalText
     .default('info')
     .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
@@ -332,6 +340,7 @@ export function loadConfiguration(environment: Record<string, string | undefined
     configuration.previousMasterKeys = settings.SVC_MASTER_KEY_PREVIOUS;
   if (settings.SVC_SMTP_URL !== undefined) configuration.smtpUrl = settings.SVC_SMTP_URL;
   if (settings.SVC_MAIL_FROM !== undefined) configuration.mailFrom = settings.SVC_MAIL_FROM;
+  if (settings.SVC_OWNER_EMAIL !== undefined) configuration.ownerEmail = settings.SVC_OWNER_EMAIL;
   return configuration;
 }
 
@@ -376,6 +385,7 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     webhookAllowedHosts: configuration.webhookAllowedHosts.text,
     ...(configuration.smtpUrl === undefined ? {} : { smtpUrl: redactUrl(configuration.smtpUrl) }),
     ...(configuration.mailFrom === undefined ? {} : { mailFrom: configuration.mailFrom }),
+    ...(configuration.ownerEmail === undefined ? {} : { ownerEmail: configuration.ownerEmail }),
   };
 }
 

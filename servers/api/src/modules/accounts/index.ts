@@ -4,6 +4,7 @@
 // organizations sign people in when they accept an invitation. The composition files import its
 // routes and `findLiveSession` (the session resolver of the authentication plugin).
 
+export { createVerifiedUser, resetPassword, signInLink } from './operator.ts';
 export { checkPassword, hashPassword } from './passwords.ts';
 export { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 export { findUserByEmail, findUserById, insertUser } from './repository.ts';

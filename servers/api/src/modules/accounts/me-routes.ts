@@ -3,6 +3,7 @@ import { errorBodySchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { auditOrigin, recordPersonAudit } from '../../platform/audit.ts';
 import { personOf, type SignedInPerson } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
@@ -135,6 +136,9 @@ export default async function meRoutes(fastify: FastifyInstance) {
       });
       if (changed === undefined)
         throw unauthorized('The session has ended (signed out or expired): sign in again');
+      await recordPersonAudit(database, person.userId, auditOrigin(request), {
+        action: 'user.password_changed',
+      });
       return { user: toUserView(changed), csrfToken: person.csrfToken };
     },
   );

@@ -3,6 +3,7 @@ import { errorBodySchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { auditOrigin, recordPersonAudit } from '../../platform/audit.ts';
 import { forPeopleOnly, personOf } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
 import {
@@ -119,7 +120,9 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
           'The code is wrong (or used already, or there is no enrollment: POST /v1/me/mfa/enroll)',
         );
       if (!(await enableMfa(database, person.userId))) throw invalid('Two-factor sign-in is on already');
-      return { recoveryCodes: await replaceRecoveryCodes(database, person.userId) };
+      const recoveryCodes = await replaceRecoveryCodes(database, person.userId);
+      await recordPersonAudit(database, person.userId, auditOrigin(request), { action: 'user.mfa_enabled' });
+      return { recoveryCodes };
     },
   );
 
@@ -145,6 +148,7 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
       if (!(await mfaEnabled(database, person.userId))) throw invalid('Two-factor sign-in is off');
       await checkReauthentication(person.userId, request.body);
       await disableMfa(database, person.userId);
+      await recordPersonAudit(database, person.userId, auditOrigin(request), { action: 'user.mfa_disabled' });
       return reply.code(204).send(null);
     },
   );
@@ -170,7 +174,11 @@ export default async function mfaRoutes(fastify: FastifyInstance) {
       await codeChecks(request, reply, person.userId);
       if (!(await mfaEnabled(database, person.userId))) throw invalid('Two-factor sign-in is off');
       await checkReauthentication(person.userId, request.body);
-      return { recoveryCodes: await replaceRecoveryCodes(database, person.userId) };
+      const recoveryCodes = await replaceRecoveryCodes(database, person.userId);
+      await recordPersonAudit(database, person.userId, auditOrigin(request), {
+        action: 'user.recovery_codes_replaced',
+      });
+      return { recoveryCodes };
     },
   );
 }

@@ -222,7 +222,7 @@ export async function usePasswordResetToken(
  */
 export async function changePassword(
   database: Kysely<Database>,
-  options: { userId: string; passwordHash: string; keepSessionId: string },
+  options: { userId: string; passwordHash: string; keepSessionId?: string | undefined },
 ): Promise<User | undefined> {
   return database.transaction().execute(async (transaction) => {
     const user = await transaction
@@ -232,11 +232,9 @@ export async function changePassword(
       .returningAll()
       .executeTakeFirst();
     if (user === undefined) return undefined;
-    await transaction
-      .deleteFrom('user_sessions')
-      .where('user_id', '=', user.id)
-      .where('id', '!=', options.keepSessionId)
-      .execute();
+    let ended = transaction.deleteFrom('user_sessions').where('user_id', '=', user.id);
+    if (options.keepSessionId !== undefined) ended = ended.where('id', '!=', options.keepSessionId);
+    await ended.execute();
     return user;
   });
 }
@@ -295,8 +293,9 @@ export function createMagicLinkToken(
   database: Executor,
   user: Pick<User, 'id' | 'email'>,
   now = new Date(),
+  lifetimeMs = MAGIC_LINK_LIFETIME_MS,
 ): Promise<string> {
-  return insertLinkToken(database, 'magic_link_tokens', user, MAGIC_LINK_LIFETIME_MS, now);
+  return insertLinkToken(database, 'magic_link_tokens', user, lifetimeMs, now);
 }
 
 /**

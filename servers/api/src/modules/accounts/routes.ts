@@ -3,6 +3,7 @@ import { errorBodySchema } from '@svc/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { auditOrigin, recordPersonAudit } from '../../platform/audit.ts';
 import { checkCsrf, SESSION_COOKIE } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
 import { createId } from '../../platform/ids.ts';
@@ -329,6 +330,7 @@ export default async function accountRoutes(fastify: FastifyInstance) {
         throw invalid(
           'This password reset link does not work (already used, expired or unknown): ask for a new one',
         );
+      await recordPersonAudit(database, user.id, auditOrigin(request), { action: 'user.password_reset' });
       return { user: toUserView(user) };
     },
   );

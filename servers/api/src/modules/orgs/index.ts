@@ -4,4 +4,5 @@
 
 export { checkMembership, membershipOf } from './access.ts';
 export { createOrganization, findFirstOrganization } from './organizations.ts';
+export { type AddedPerson, addPerson, DEFAULT_OWNER_EMAIL } from './people.ts';
 export { scopesOfRole } from './roles.ts';

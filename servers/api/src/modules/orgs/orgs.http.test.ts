@@ -274,6 +274,14 @@ describe.each(ENGINES)('organizations on %s', (engine) => {
       'member.left',
     ])
       expect(actions).toContain(action);
+    // Members' own security events reach the organizations they are in.
+    const adminSignIn = audit.items.find(
+      (entry: Json) => entry.action === 'user.signed_in' && entry.actor.id === adminId,
+    );
+    expect(adminSignIn).toMatchObject({
+      details: { method: 'invitation' },
+      target: { type: 'user', id: adminId },
+    });
     const roleChange = audit.items.find(
       (entry: Json) => entry.action === 'member.role_changed' && entry.target.id === adminId,
     );

@@ -43,7 +43,7 @@ export async function createOrganizationWithOwner(
 }
 
 /** Makes the person a member with the role; a member already keeps the role they have. */
-async function addMember(
+export async function addMember(
   database: Executor,
   organizationId: string,
   userId: string,
