@@ -121,7 +121,7 @@ describe.each(ENGINES)('accounts on %s', (engine) => {
     expect(cookie?.expires?.getTime()).toBeGreaterThan(Date.now() + 29 * 24 * 3_600_000);
 
     const me = await send('GET', '/v1/me', undefined, { cookie: cookie?.value as string });
-    expect(expectJson(me, 200)).toEqual(signedInBody);
+    expect(expectJson(me, 200)).toEqual({ ...signedInBody, mfaEnabled: false });
 
     const logout = await send('POST', '/auth/logout', undefined, {
       cookie: cookie?.value as string,

@@ -41,6 +41,7 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
   async function withMfa(email: string) {
     const session = await signedIn(email);
     const options = { cookie: session.cookie, csrf: session.csrf };
+    expect(expectJson(await send('GET', '/v1/me', undefined, options), 200).mfaEnabled).toBe(false);
     const { secret } = expectJson(
       await send('POST', '/v1/me/mfa/enroll', { password: PASSWORD }, options),
       200,
@@ -49,6 +50,7 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
       await send('POST', '/v1/me/mfa/confirm', { code: code(secret) }, options),
       200,
     );
+    expect(expectJson(await send('GET', '/v1/me', undefined, options), 200).mfaEnabled).toBe(true);
     return { ...session, secret: secret as string, recoveryCodes: confirmed.recoveryCodes as string[] };
   }
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { auditOrigin, recordPersonAudit } from '../../platform/audit.ts';
 import { personOf, type SignedInPerson } from '../../platform/http/authentication.ts';
 import { forbidden, invalid, unauthorized } from '../../platform/http/errors.ts';
+import { mfaEnabled } from './mfa.ts';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
 import { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 import {
@@ -65,8 +66,16 @@ export default async function meRoutes(fastify: FastifyInstance) {
       schema: {
         summary: 'Who is calling: the signed-in person and the CSRF token, or the API token',
         description:
-          'With the session cookie: `{ user, csrfToken }` (send the token in `X-Service-CSRF` on state-changing requests). With an API token: `{ token }`, which is bound to a project, not a person.',
-        response: { 200: z.union([signedInViewSchema, tokenViewSchema]), 401: errorBodySchema },
+          'With the session cookie: `{ user, csrfToken, mfaEnabled }` (send the token in `X-Service-CSRF` on state-changing requests). With an API token: `{ token }`, which is bound to a project, not a person.',
+        response: {
+          200: z.union([
+            signedInViewSchema.extend({
+              mfaEnabled: z.boolean().describe('Whether two-factor sign-in is on'),
+            }),
+            tokenViewSchema,
+          ]),
+          401: errorBodySchema,
+        },
       },
     },
     async (request) => {
@@ -77,7 +86,11 @@ export default async function meRoutes(fastify: FastifyInstance) {
         };
       }
       const user = await currentUser(request.person);
-      return { user: toUserView(user), csrfToken: request.person.csrfToken };
+      return {
+        user: toUserView(user),
+        csrfToken: request.person.csrfToken,
+        mfaEnabled: await mfaEnabled(database, user.id),
+      };
     },
   );
 

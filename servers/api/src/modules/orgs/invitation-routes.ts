@@ -25,6 +25,15 @@ import { organizationViewSchema, toOrganizationView } from './views.ts';
 const UNUSABLE =
   'This invitation does not work (already used, revoked, expired or unknown): ask for a new one';
 
+/** 409: the invited address has an account, which must sign in to accept. */
+function hasAccount(): ApiError {
+  return new ApiError({
+    status: 409,
+    code: 'invalid',
+    message: 'This address has an account: sign in, then accept the invitation',
+  });
+}
+
 /**
  * `POST /auth/invitations/{token}/accept`: joins the invitation's organization with its role. A
  * person signed in (the session cookie, with `X-Service-CSRF`) joins with their account, which
@@ -109,12 +118,7 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
       const body = request.body;
       if (body === undefined || body === null)
         throw invalid('Send { name, password } to create your account, or sign in first and accept then');
-      if ((await findUserByEmail(database, invitation.email)) !== undefined)
-        throw new ApiError({
-          status: 409,
-          code: 'invalid',
-          message: 'This address has an account: sign in, then accept the invitation',
-        });
+      if ((await findUserByEmail(database, invitation.email)) !== undefined) throw hasAccount();
       const problem = checkPassword(body.password);
       if (problem !== undefined) throw invalid(problem);
       const passwordHash = await hashPassword(body.password);
@@ -126,12 +130,7 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
           emailVerified: true,
         });
         // Created meanwhile by a sign-up of the same address: as above.
-        if (created === undefined)
-          throw new ApiError({
-            status: 409,
-            code: 'invalid',
-            message: 'This address has an account: sign in, then accept the invitation',
-          });
+        if (created === undefined) throw hasAccount();
         if ((await acceptInvitation(transaction, token, created.id)) === undefined) throw invalid(UNUSABLE);
         await joined(transaction, created.id);
         return created;
