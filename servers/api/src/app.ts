@@ -1,4 +1,5 @@
 import swagger from '@fastify/swagger';
+import { dashboardDirectory } from '@svc/dashboard';
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -40,6 +41,7 @@ import { authenticationPlugin } from './platform/http/authentication.ts';
 import { ApiError } from './platform/http/errors.ts';
 import healthRoutes from './platform/http/health-routes.ts';
 import { acceptJsonBodies } from './platform/http/json-bodies.ts';
+import { securityHeadersPlugin, webAppRoutes } from './platform/http/web-app.ts';
 import { type Services, servicesPlugin } from './services.ts';
 
 /**
@@ -70,6 +72,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   });
 
   await fastify.register(servicesPlugin, services);
+  await fastify.register(securityHeadersPlugin);
   await fastify.register(authenticationPlugin, {
     bearer: (token) => authenticateApiToken(fastify.database, token),
     // Signed-in people, and their projects through their organizations' memberships.
@@ -107,6 +110,8 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(inboxRoutes, { prefix: '/v1/inbox' });
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
+  // Last: the dashboard's page answers browsers on the paths no route above has.
+  await fastify.register(webAppRoutes, { directory: dashboardDirectory });
 }
 
 /**

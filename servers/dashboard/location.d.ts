@@ -1,0 +1,2 @@
+/** Where `vite build` puts the dashboard: index.html and assets/, served by @svc/api. */
+export declare const dashboardDirectory: string;
