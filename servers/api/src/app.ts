@@ -41,7 +41,7 @@ import { authenticationPlugin } from './platform/http/authentication.ts';
 import { ApiError } from './platform/http/errors.ts';
 import healthRoutes from './platform/http/health-routes.ts';
 import { acceptJsonBodies } from './platform/http/json-bodies.ts';
-import { securityHeadersPlugin, webAppRoutes } from './platform/http/web-app.ts';
+import { loadWebApp, securityHeadersPlugin } from './platform/http/web-app.ts';
 import { type Services, servicesPlugin } from './services.ts';
 
 /**
@@ -83,7 +83,10 @@ async function app(fastify: FastifyInstance, services: Services) {
 
   acceptJsonBodies(fastify);
   fastify.setErrorHandler(handleError);
+  const webApp = await loadWebApp(dashboardDirectory);
   fastify.setNotFoundHandler((request, reply) => {
+    // A browser asking for a page of the dashboard (a deep link) gets the app.
+    if (webApp.answer(request, reply)) return;
     reply
       .code(404)
       .send({ error: `No route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' });
@@ -110,8 +113,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(inboxRoutes, { prefix: '/v1/inbox' });
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
-  // Last: the dashboard's page answers browsers on the paths no route above has.
-  await fastify.register(webAppRoutes, { directory: dashboardDirectory });
+  await fastify.register(webApp.routes);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { access, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
@@ -40,39 +40,50 @@ export const securityHeadersPlugin = fastifyPlugin(
   { name: 'security-headers' },
 );
 
-/**
- * The dashboard (`@svc/dashboard`'s built files): its assets under `/assets/`, and its page for
- * any other `GET` a browser makes for HTML outside the API's paths (the app routes itself), so a
- * link such as `/sessions/ses_…?t=1200` opens it. Without a build, those answer 404 with how to
- * build it; the API works the same.
- */
-export async function webAppRoutes(fastify: FastifyInstance, options: { directory: string }) {
-  const index = join(options.directory, 'index.html');
-  const built = await access(index).then(
-    () => true,
-    () => false,
-  );
-  if (built) {
-    await fastify.register(fastifyStatic, {
-      root: join(options.directory, 'assets'),
-      prefix: '/assets/',
-      // Hashed file names: cached for a year, never revalidated.
-      immutable: true,
-      maxAge: '365d',
-    });
-  }
-  const page = built ? await readFile(index) : undefined;
+/** The dashboard of {@link loadWebApp}: its assets' route plugin and its page for browsers. */
+export interface WebApp {
+  /** Registers `/assets/` when the dashboard is built. */
+  routes(fastify: FastifyInstance): Promise<void>;
+  /**
+   * For the not-found handler: answers a browser's `GET` for HTML outside the API's paths with the
+   * app's page (the app routes itself) and returns true; false for anything else.
+   */
+  answer(request: FastifyRequest, reply: FastifyReply): boolean;
+}
 
-  fastify.get('/*', { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
-    const path = request.url;
-    if (API_PATHS.test(path) || !(request.headers.accept ?? '').includes('text/html'))
-      return reply.callNotFound();
-    if (page === undefined)
-      return reply.code(404).send({
-        error:
-          'The dashboard is not built: run pnpm start (it builds it), or pnpm --filter @svc/dashboard build',
-        code: 'not_found',
+/**
+ * The dashboard (`@svc/dashboard`'s built files in `directory`): its assets under `/assets/`, and
+ * its page for any other `GET` a browser makes for HTML outside the API's paths, so a link such as
+ * `/sessions/ses_…?t=1200` opens it. It answers only what no route matched (the not-found
+ * handler), so the API's routes and their errors are untouched. Without a build, those browser
+ * requests answer 404 saying how to build it; the API works the same.
+ */
+export async function loadWebApp(directory: string): Promise<WebApp> {
+  const page = await readFile(join(directory, 'index.html')).catch(() => undefined);
+  return {
+    async routes(fastify) {
+      if (page === undefined) return;
+      await fastify.register(fastifyStatic, {
+        root: join(directory, 'assets'),
+        prefix: '/assets/',
+        // Hashed file names: cached for a year, never revalidated.
+        immutable: true,
+        maxAge: '365d',
       });
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
-  });
+    },
+    answer(request, reply) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+      if (API_PATHS.test(request.url) || !(request.headers.accept ?? '').includes('text/html')) return false;
+      if (page === undefined) {
+        reply.code(404).send({
+          error:
+            'The dashboard is not built: run pnpm start (it builds it), or pnpm --filter @svc/dashboard build',
+          code: 'not_found',
+        });
+        return true;
+      }
+      reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
+      return true;
+    },
+  };
 }
