@@ -186,7 +186,8 @@ export async function runCli(
           typeof values.name === 'string' && values.name.trim() !== '' ? values.name.trim() : 'cli';
         const created = await withServices(configuration, async (services) => {
           const project = await findProjectById(services.database.database, projectId);
-          if (project === undefined) return null;
+          // A deleted project's tokens would never work: no new ones.
+          if (project === undefined || project.deleted_at !== null) return null;
           return createApiTokenRecord(services.database.database, { projectId, name: tokenName });
         });
         if (created === null) {

@@ -58,7 +58,7 @@ export async function listProjects(database: Executor, organizationId: string): 
 /**
  * Deletes a project: from now on its key ingests nothing, its tokens and members reach nothing,
  * and it is in no list. Its stored data stays until the retention sweep removes it (see
- * servers/api/README.md, Organizations). Undefined when there is no such live project.
+ * servers/api/README.md, Organizations and access). Undefined when there is no such live project.
  */
 export async function deleteProject(
   database: Executor,
