@@ -27,9 +27,10 @@ export default defineConfig({
     projects: [
       project('packages'),
       project('examples'),
-      // The server's tests get one real PostgreSQL and one migrated PGlite template per run.
+      // The server's tests get one real PostgreSQL and one migrated PGlite template per run, and
+      // the dashboard built once (its tests open it in Chromium).
       project('servers', {
-        globalSetup: ['servers/api/test/global-setup.ts'],
+        globalSetup: ['servers/api/test/global-setup.ts', 'servers/dashboard/test/global-setup.ts'],
         testTimeout: 30_000,
         hookTimeout: 60_000,
       }),

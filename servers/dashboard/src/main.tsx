@@ -2,7 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router';
-import { App } from './App.tsx';
+import { App } from './app/App.tsx';
 import './styles.css';
 
 const queryClient = new QueryClient({

@@ -1,0 +1,92 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import type { ReactNode } from 'react';
+import { useNavigate, useSearchParams } from 'react-router';
+import { api, type Me, type Organization, type Project, rememberCsrfToken, selectProject } from '../api.ts';
+import { AppLink } from '../ui/links.tsx';
+import { WorkspaceContext } from '../ui/workspace.tsx';
+
+/** The main navigation: one entry per area of the app. */
+const NAVIGATION: [string, string][] = [['/sessions', 'Sessions']];
+
+/** The header: who is signed in, the organization and project switcher, sign out. */
+export function Shell({ me, children }: { me: Me; children: ReactNode }) {
+  const [params, setParams] = useSearchParams();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const orgs = useQuery({
+    queryKey: ['orgs'],
+    queryFn: () => api<{ items: Organization[] }>('GET', '/v1/orgs'),
+  });
+  const orgId = params.get('org') ?? orgs.data?.items[0]?.id;
+  const projects = useQuery({
+    queryKey: ['projects', orgId],
+    enabled: orgId !== undefined,
+    queryFn: () => api<{ items: Project[] }>('GET', `/v1/orgs/${orgId}/projects`),
+  });
+  const projectId = params.get('project') ?? projects.data?.items[0]?.id;
+  selectProject(projectId);
+  const organization = orgs.data?.items.find((org) => org.id === orgId);
+  const project = projects.data?.items.find((candidate) => candidate.id === projectId);
+
+  function choose(name: 'org' | 'project', value: string) {
+    const next = new URLSearchParams(params);
+    next.set(name, value);
+    if (name === 'org') next.delete('project');
+    setParams(next);
+  }
+
+  async function signOut() {
+    await api('POST', '/auth/logout');
+    rememberCsrfToken(undefined);
+    queryClient.clear();
+    navigate('/login', { replace: true });
+  }
+
+  return (
+    <>
+      <header className="app-header">
+        <span className="brand">svc</span>
+        <label>
+          Organization
+          <select value={orgId ?? ''} onChange={(event) => choose('org', event.target.value)}>
+            {orgs.data?.items.map((org) => (
+              <option key={org.id} value={org.id}>
+                {org.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Project
+          <select value={projectId ?? ''} onChange={(event) => choose('project', event.target.value)}>
+            {projects.data?.items.map((project) => (
+              <option key={project.id} value={project.id}>
+                {project.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span>{me.user.name ?? me.user.email}</span>
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <nav aria-label="Main" className="app-nav">
+        {NAVIGATION.map(([to, label]) => (
+          <AppLink key={to} to={to}>
+            {label}
+          </AppLink>
+        ))}
+      </nav>
+      <main>
+        {organization === undefined || project === undefined ? (
+          <p>No project yet.</p>
+        ) : (
+          <WorkspaceContext.Provider value={{ me, organization, project }}>
+            <div key={project.id}>{children}</div>
+          </WorkspaceContext.Provider>
+        )}
+      </main>
+    </>
+  );
+}
