@@ -27,7 +27,17 @@ export async function buildIfStale(options: { always?: boolean } = {}): Promise<
   for (const source of SOURCES) newest = Math.max(newest, await newestChange(join(root, source)));
   if (built > newest && options.always !== true) return false;
   const { build } = await import('vite');
-  await build({ root, configFile: join(root, 'vite.config.ts'), logLevel: 'warn' });
+  // Vite takes the bundle's NODE_ENV from the environment when it is set: under vitest it is
+  // `test`, which would build React's development bundles. The app is always built for
+  // production.
+  const nodeEnvironment = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    await build({ root, configFile: join(root, 'vite.config.ts'), logLevel: 'warn', mode: 'production' });
+  } finally {
+    if (nodeEnvironment === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnvironment;
+  }
   await writeFile(stamp, `${new Date().toISOString()}\n`);
   return true;
 }

@@ -78,6 +78,8 @@ export interface Project {
   id: string;
   name: string;
   organizationId: string;
+  /** Public: goes into the SDK's `init` and only allows ingest. */
+  projectKey: string;
 }
 
 export interface SessionSummary {

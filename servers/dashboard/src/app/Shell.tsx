@@ -4,9 +4,16 @@ import { useNavigate, useSearchParams } from 'react-router';
 import { api, type Me, type Organization, type Project, rememberCsrfToken, selectProject } from '../api.ts';
 import { AppLink } from '../ui/links.tsx';
 import { WorkspaceContext } from '../ui/workspace.tsx';
+import { CreateOrganization, CreateProject } from './Onboarding.tsx';
 
 /** The main navigation: one entry per area of the app. */
 const NAVIGATION: [string, string][] = [['/sessions', 'Sessions']];
+
+/** The id `wanted` when `items` has it, else the first item's; undefined while loading. */
+function pick(items: { id: string }[] | undefined, wanted: string | null): string | undefined {
+  if (items === undefined) return undefined;
+  return (items.find((item) => item.id === wanted) ?? items[0])?.id;
+}
 
 /** The header: who is signed in, the organization and project switcher, sign out. */
 export function Shell({ me, children }: { me: Me; children: ReactNode }) {
@@ -17,13 +24,14 @@ export function Shell({ me, children }: { me: Me; children: ReactNode }) {
     queryKey: ['orgs'],
     queryFn: () => api<{ items: Organization[] }>('GET', '/v1/orgs'),
   });
-  const orgId = params.get('org') ?? orgs.data?.items[0]?.id;
+  // The URL's choice when it names one of theirs (a link from a teammate may not), else the first.
+  const orgId = pick(orgs.data?.items, params.get('org'));
   const projects = useQuery({
     queryKey: ['projects', orgId],
     enabled: orgId !== undefined,
     queryFn: () => api<{ items: Project[] }>('GET', `/v1/orgs/${orgId}/projects`),
   });
-  const projectId = params.get('project') ?? projects.data?.items[0]?.id;
+  const projectId = pick(projects.data?.items, params.get('project'));
   selectProject(projectId);
   const organization = orgs.data?.items.find((org) => org.id === orgId);
   const project = projects.data?.items.find((candidate) => candidate.id === projectId);
@@ -79,8 +87,12 @@ export function Shell({ me, children }: { me: Me; children: ReactNode }) {
         ))}
       </nav>
       <main>
-        {organization === undefined || project === undefined ? (
-          <p>No project yet.</p>
+        {orgs.data !== undefined && orgs.data.items.length === 0 ? (
+          <CreateOrganization onCreated={(created) => choose('org', created.id)} />
+        ) : organization !== undefined && projects.data !== undefined && projects.data.items.length === 0 ? (
+          <CreateProject organization={organization} onCreated={(created) => choose('project', created.id)} />
+        ) : organization === undefined || project === undefined ? (
+          <p aria-busy="true">Loading…</p>
         ) : (
           <WorkspaceContext.Provider value={{ me, organization, project }}>
             <div key={project.id}>{children}</div>

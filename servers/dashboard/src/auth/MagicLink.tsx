@@ -2,7 +2,10 @@ import { useEffect, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { api, rememberCsrfToken } from '../api.ts';
 import { ErrorText } from '../ui/status.tsx';
+import { once } from './once.ts';
 import type { SignInAnswer } from './SignIn.tsx';
+
+const signInWithToken = once((token) => api<SignInAnswer>('POST', '/auth/magic-link', { token }));
 
 /** The page of an e-mailed (or printed) one-time sign-in link: posts its token once. */
 export function MagicLink() {
@@ -12,7 +15,7 @@ export function MagicLink() {
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
     let cancelled = false;
-    api<SignInAnswer>('POST', '/auth/magic-link', { token }).then(
+    signInWithToken(token).then(
       (answer) => {
         if (cancelled) return;
         if ('mfaRequired' in answer) navigate('/login', { replace: true });

@@ -1,6 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { useNavigate, useSearchParams } from 'react-router';
+import { Link, useNavigate, useSearchParams } from 'react-router';
 import { api, type Me, rememberCsrfToken } from '../api.ts';
 import { ErrorText } from '../ui/status.tsx';
 
@@ -82,6 +82,13 @@ export function SignIn() {
         <button type="submit" disabled={busy}>
           {mfaToken === undefined ? 'Sign in' : 'Verify'}
         </button>
+        {mfaToken === undefined ? (
+          <nav aria-label="Other ways in" className="auth-links">
+            <Link to="/forgot-password">Forgot your password?</Link>
+            <Link to="/sign-in-link">E-mail me a sign-in link</Link>
+            <Link to="/signup">Create an account</Link>
+          </nav>
+        ) : null}
       </form>
     </main>
   );
