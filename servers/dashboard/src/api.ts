@@ -82,16 +82,6 @@ export interface Project {
   projectKey: string;
 }
 
-export interface SessionSummary {
-  id: string;
-  startedAt: string;
-  durationMs: number;
-  url?: string;
-  browser?: { name: string; version: string };
-  errorCount: number;
-  hasGaps: boolean;
-}
-
 export interface Page<T> {
   items: T[];
   nextCursor?: string;
