@@ -1,3 +1,4 @@
+import { type ReactNode, Suspense } from 'react';
 import { Navigate, Route, Routes } from 'react-router';
 import { authRoutes } from '../auth/routes.tsx';
 import { sessionRoutes } from '../sessions/routes.tsx';
@@ -7,6 +8,11 @@ import { SignedIn } from './SignedIn.tsx';
 // Every feature folder brings its pages; this file only puts them together.
 const ROUTES: AppRoute[] = [...authRoutes, ...sessionRoutes];
 
+/** A page that may be a lazy chunk (`React.lazy` in its area's routes.tsx): a note while it loads. */
+function loading(element: ReactNode) {
+  return <Suspense fallback={<p aria-busy="true">Loading…</p>}>{element}</Suspense>;
+}
+
 /** The app's routes: the sign-in pages are public; everything else needs a session. */
 export function App() {
   return (
@@ -15,7 +21,9 @@ export function App() {
         <Route
           key={route.path}
           path={route.path}
-          element={route.access === 'public' ? route.element : <SignedIn>{route.element}</SignedIn>}
+          element={
+            route.access === 'public' ? loading(route.element) : <SignedIn>{loading(route.element)}</SignedIn>
+          }
         />
       ))}
       <Route path="*" element={<Navigate to="/sessions" replace />} />
