@@ -28,6 +28,8 @@ export function CallPage() {
   const call = useQuery({
     queryKey: ['call', id],
     queryFn: () => api<CallDetail>('GET', `/v1/calls/${encodeURIComponent(id)}`),
+    // A call still open (live, or waiting out the inactivity timeout) is read again every 10 s.
+    refetchInterval: (query) => (query.state.data?.state === 'open' ? 10_000 : false),
   });
   return <QueryState query={call}>{(detail) => <CallView call={detail} />}</QueryState>;
 }

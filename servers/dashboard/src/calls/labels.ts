@@ -21,9 +21,12 @@ export function findingTitle(kind: string): string {
   return FINDING_TITLES[kind] ?? kind;
 }
 
-/** `sustainedMs` → `sustained ms`: an evidence field's name in words. */
+/** `sustainedMs` → `sustained` (the value carries the unit): an evidence field's name in words. */
 export function evidenceLabel(name: string): string {
-  return name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return name
+    .replace(/(.)(Ms|Pct)$/, '$1')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
 }
 
 export function formatEvidence(name: string, value: number | string | boolean): string {
