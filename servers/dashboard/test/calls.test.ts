@@ -202,7 +202,8 @@ describe('the calls pages', () => {
     expect(relayed.items.length).toBeGreaterThan(0);
     expect(relayed.items.length).toBeLessThan(all.items.length);
 
-    const { page, errors } = await dashboard.open('/calls', { as: dashboard.people.viewer });
+    const { page, errors } = await dashboard.open('/sessions', { as: dashboard.people.viewer });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Calls' }).click();
     await page.getByRole('heading', { name: 'Calls', level: 1 }).waitFor();
     await expect.poll(() => shownCallIds(page)).toEqual(all.items.map((call) => call.id));
     await expectAccessible(page);
@@ -238,6 +239,29 @@ describe('the calls pages', () => {
       `/v1/calls?relayed=false&minQuality=${best}&limit=200`,
     );
     await expect.poll(() => shownCallIds(page)).toEqual(direct.items.map((call) => call.id));
+
+    // The start time: from a minute before the real call (the recorded calls are older), in the
+    // browser's time zone as the field shows it; the URL holds it as ISO 8601.
+    await page.getByRole('link', { name: 'Clear filters' }).click();
+    await expect.poll(() => shownCallIds(page)).toHaveLength(all.items.length);
+    const minute = Math.floor(Date.parse(realCalls[0]?.startedAt ?? '') / 60_000) * 60_000 - 60_000;
+    const local = await page.evaluate((at) => {
+      const date = new Date(at - new Date(at).getTimezoneOffset() * 60_000);
+      return date.toISOString().slice(0, 16);
+    }, minute);
+    await page.getByLabel('Started from').fill(local);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/[?&]from=/);
+    expect(new URL(page.url()).searchParams.get('from')).toBe(new Date(minute).toISOString());
+    const recent = await apiGet<{ items: CallSummary[] }>(
+      `/v1/calls?from=${new Date(minute).toISOString()}&limit=200`,
+    );
+    expect(recent.items.map((call) => call.id).sort()).toEqual(realCalls.map((call) => call.id).sort());
+    await expect.poll(() => shownCallIds(page)).toEqual(recent.items.map((call) => call.id));
+    // A row opens its call.
+    await page.locator(`tr[data-call-id="${recent.items[0]?.id}"]`).getByRole('link').click();
+    await page.waitForURL(new RegExp(`/calls/${recent.items[0]?.id}$`));
+    await page.getByRole('heading', { level: 1, name: /^Call of / }).waitFor();
 
     // Pages: four at a time, then the next pages by nextCursor until there is none.
     await page.goto('/calls?limit=4');
