@@ -12,7 +12,7 @@ import type { CallSummary } from './types.ts';
 import './calls.css';
 
 /** The filters of `GET /v1/calls` (servers/api calls/routes.ts), kept in the page's URL as they are. */
-export const CALL_FILTERS = [
+const CALL_FILTERS = [
   'from',
   'to',
   'relayed',

@@ -9,7 +9,7 @@ import type { Breakdown, CallOverview as Overview } from './types.ts';
 import './calls.css';
 
 /** The time ranges the overview offers (`?range=`), relative to now, as Sentry's period picker. */
-export const OVERVIEW_RANGES: Array<{ id: string; label: string; ms?: number }> = [
+const OVERVIEW_RANGES: Array<{ id: string; label: string; ms?: number }> = [
   { id: '24h', label: 'Last 24 hours', ms: 24 * 3600_000 },
   { id: '7d', label: 'Last 7 days', ms: 7 * 24 * 3600_000 },
   { id: '30d', label: 'Last 30 days', ms: 30 * 24 * 3600_000 },

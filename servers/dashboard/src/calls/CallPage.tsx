@@ -215,6 +215,9 @@ function CallView({ call }: { call: CallDetail }) {
             />
           </section>
         ) : null}
+        {view.tracks.length === 0 && view.score.x.length === 0 ? (
+          <p>No samples: the call never sent its measurements (it did not connect, or was not tracked).</p>
+        ) : null}
         {view.tracks.map(({ track, x, charts, reasons, bands }) => (
           <section
             key={track.id}

@@ -2,7 +2,7 @@
 // the calls pages read them. Unknown fields are omitted by the API, never null, except inside
 // series, where `null` marks a sample that lacked the metric.
 
-export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
+type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
 /** An element of `GET /v1/calls`: one peer connection of a session. */
 export interface CallSummary {
@@ -40,7 +40,7 @@ export interface CallSummary {
 /** Time-aligned arrays: `t` (window ends, epoch ms), `windowMs`, one array per metric. */
 export type Series = Record<string, Array<number | string | boolean | null>>;
 
-export interface CallTrack {
+interface CallTrack {
   id: string;
   kind: string;
   dir: string;
@@ -49,7 +49,7 @@ export interface CallTrack {
 }
 
 /** A `call.event` of the call: `{ t, name, ...fields }` and where it is in the session. */
-export interface CallEvent {
+interface CallEvent {
   t: number;
   name: string;
   seq: number;
