@@ -7,7 +7,10 @@ import { WorkspaceContext } from '../ui/workspace.tsx';
 import { CreateOrganization, CreateProject } from './Onboarding.tsx';
 
 /** The main navigation: one entry per area of the app. */
-const NAVIGATION: [string, string][] = [['/sessions', 'Sessions']];
+const NAVIGATION: [string, string][] = [
+  ['/sessions', 'Sessions'],
+  ['/calls', 'Calls'],
+];
 
 /** The id `wanted` when `items` has it, else the first item's; undefined while loading. */
 function pick(items: { id: string }[] | undefined, wanted: string | null): string | undefined {
