@@ -229,6 +229,81 @@ describe('notifications', () => {
     await page.context().close();
   });
 
+  it('custom-event and security rules: their sources as the API stores them; a new API token reaches the channel and the inbox', {
+    timeout: 90_000,
+  }, async () => {
+    const { page, context, errors } = await dashboard.open(`/notifications/rules?${scope}`, {
+      as: dashboard.people.owner,
+    });
+    page.setDefaultTimeout(15_000);
+    await page.locator('tr[data-rule-id]').first().waitFor();
+
+    await page.getByRole('button', { name: 'New rule' }).click();
+    await page.getByLabel('Rule name').fill('Failed checkouts');
+    await page.getByLabel('Listens to').selectOption('custom');
+    await page.getByLabel('Event name').fill('checkout_failed');
+    await page.getByLabel(/^Required properties/).fill('plan=pro\namount=42\ncode="42"\nretried=false');
+    await page.getByLabel('Minimum severity').selectOption('high');
+    await page.getByLabel(/^Environment/).fill('production');
+    await expectAccessible(page);
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    const custom = page.locator('tr[data-rule-id]', { hasText: 'Failed checkouts' });
+    await custom.waitFor();
+    expect(await custom.textContent()).toContain('Custom event “checkout_failed”');
+
+    await page.getByRole('button', { name: 'New rule' }).click();
+    await page.getByLabel('Rule name').fill('Security');
+    await page.getByLabel('Listens to').selectOption('security');
+    await page
+      .getByRole('group', { name: 'Security events' })
+      .getByLabel(/An API token is created/)
+      .check();
+    await page.getByLabel(/^Throttle/).fill('0');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    const security = page.locator('tr[data-rule-id]', { hasText: 'Security' });
+    await security.waitFor();
+    expect(await security.textContent()).toContain('Security: security.token_created');
+
+    const rules = await apiGet<{ items: Array<{ name: string; source: unknown; channelIds: string[] }> }>(
+      dashboard.test,
+      '/v1/notifications/rules',
+    );
+    expect(rules.items.find((rule) => rule.name === 'Failed checkouts')).toMatchObject({
+      channelIds: [channelId],
+      source: {
+        type: 'custom',
+        name: 'checkout_failed',
+        properties: { plan: 'pro', amount: 42, code: '42', retried: false },
+        minSeverity: 'high',
+        environment: 'production',
+      },
+    });
+    expect(rules.items.find((rule) => rule.name === 'Security')).toMatchObject({
+      channelIds: [channelId],
+      source: { type: 'security', events: ['security.token_created'] },
+    });
+
+    // The owner makes an API token (the organization's route): a security event, delivered to
+    // the channel through the rule and listed in the inbox.
+    const me = (await (await context.request.get('/v1/me')).json()) as { csrfToken: string };
+    const token = await context.request.post(
+      `/v1/orgs/${dashboard.test.first.project.organization_id}/tokens`,
+      {
+        data: { name: 'ci deploys', projectId: dashboard.test.first.project.id, scopes: ['sessions:read'] },
+        headers: { 'x-service-csrf': me.csrfToken },
+      },
+    );
+    expect(token.status()).toBe(201);
+    const delivered = await receiver.waitFor((delivery) => delivery.event.type === 'security.token_created');
+    expect(receiver.rejected).toEqual([]);
+    await page.getByRole('link', { name: 'Inbox' }).click();
+    const item = page.locator(`li[data-event-id="${delivered.eventId}"]`);
+    await item.waitFor();
+    expect(await item.textContent()).toContain('API token "ci deploys" created');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
   it('a viewer sees channels, rules, deliveries and the inbox without any control', async () => {
     const { page, errors } = await dashboard.open(`/notifications?${scope}`, { as: dashboard.people.viewer });
     page.setDefaultTimeout(15_000);
@@ -269,7 +344,12 @@ describe('notifications', () => {
     const rule = page.locator('tr[data-rule-id]', { hasText: 'New browser errors' });
     await rule.getByRole('button', { name: 'Delete New browser errors' }).click();
     await rule.getByRole('button', { name: 'Delete rule' }).click();
-    await page.getByText('No rule yet.').waitFor();
+    await rule.waitFor({ state: 'detached' });
+    expect(
+      (await apiGet<{ items: Array<{ name: string }> }>(dashboard.test, '/v1/notifications/rules')).items.map(
+        (item) => item.name,
+      ),
+    ).toEqual(expect.not.arrayContaining(['New browser errors']));
 
     await page.getByRole('link', { name: 'Channels' }).click();
     await row.getByRole('button', { name: 'Delete' }).click();
