@@ -100,7 +100,7 @@ describe('issues', () => {
     await page.getByRole('heading', { name: 'Issues', level: 1 }).waitFor();
     // The fixture's other error is still open; this one is not among open issues any more.
     await page.locator('tr[data-issue-id]').first().waitFor();
-    expect(await row.count()).toBe(0);
+    await expect.poll(() => row.count()).toBe(0);
     await page.getByRole('combobox', { name: 'Status' }).selectOption('resolved');
     await row.waitFor();
     expect(await row.textContent()).toContain('resolved');
@@ -115,11 +115,32 @@ describe('issues', () => {
     await page.getByRole('button', { name: 'Reopen' }).click();
     await page.getByRole('button', { name: 'Resolve' }).waitFor();
     expect((await apiGet<IssueView>(dashboard.test, `/v1/issues/${issue.id}`)).status).toBe('open');
+
+    // Several at once: both of the fixture's errors ignored, then reopened.
+    await page.getByRole('link', { name: '← All issues' }).click();
+    await row.waitFor();
+    await page.getByRole('checkbox', { name: 'Select every issue of this page' }).check();
+    expect(await page.getByText('2 selected').count()).toBe(1);
+    await page.getByRole('button', { name: 'Ignore selected' }).click();
+    await page.getByText('2 issues ignored.').waitFor();
+    await page.getByText('No issues match these filters.').waitFor();
+    const statuses = async () =>
+      (await apiGet<{ items: IssueView[] }>(dashboard.test, '/v1/issues')).items.map((item) => item.status);
+    expect(await statuses()).toEqual(['ignored', 'ignored']);
+    await page.getByRole('combobox', { name: 'Status' }).selectOption('ignored');
+    await page.getByRole('checkbox', { name: `Select “${issue.title}”` }).check();
+    await page.getByRole('checkbox', { name: /^Select “Error: / }).check();
+    await page.getByRole('button', { name: 'Reopen selected' }).click();
+    await page.getByText('2 issues reopened.').waitFor();
+    expect(await statuses()).toEqual(['open', 'open']);
+    await expectAccessible(page);
     expect(errors).toEqual([]);
     await page.context().close();
   });
 
-  it('a viewer reads the issue without the buttons, and the API refuses their change', async () => {
+  it('a viewer reads the issue without the buttons, and the API refuses their change', {
+    timeout: 60_000,
+  }, async () => {
     const { page, context, errors } = await dashboard.open(`/issues/${issue.id}`, {
       as: dashboard.people.viewer,
     });
@@ -129,6 +150,11 @@ describe('issues', () => {
     for (const name of ['Resolve', 'Ignore', 'Reopen'])
       expect(await page.getByRole('button', { name }).count(), name).toBe(0);
     await expectAccessible(page);
+    // The list has no selection and no bulk actions for them either.
+    await page.getByRole('link', { name: '← All issues' }).click();
+    await page.locator(`tr[data-issue-id="${issue.id}"]`).waitFor();
+    expect(await page.getByRole('checkbox').count()).toBe(0);
+    expect(await page.getByRole('toolbar').count()).toBe(0);
 
     const refused = await patchFromBrowser(context, `/v1/issues/${issue.id}`, { status: 'resolved' });
     expect(refused.status()).toBe(403);

@@ -220,7 +220,8 @@ describe('notifications', () => {
     const open = await apiGet<{ items: Array<{ id: string }> }>(dashboard.test, '/v1/inbox?acked=false');
     expect(open.items.map((entry) => entry.id)).not.toContain(eventId);
     expect(open.items).toHaveLength(1);
-    await page.getByLabel('All').check();
+    // The choice is in the URL, which the router updates in a transition: click, then wait for it.
+    await page.getByLabel('All').click();
     await page.waitForURL(/show=all/);
     await expect.poll(() => items.count()).toBe(2);
     expect(await items.filter({ hasText: 'TypeError' }).textContent()).toContain('acknowledged');

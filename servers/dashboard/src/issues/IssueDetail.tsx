@@ -107,7 +107,8 @@ function IssueStatusControls({ issue }: { issue: Issue }) {
       }),
     onSuccess: (changed) => {
       queryClient.setQueryData(['issue', project.id, issue.id], changed);
-      void queryClient.invalidateQueries({ queryKey: ['issues', project.id] });
+      // Dropped rather than marked stale: the list must not show the old status while it reloads.
+      queryClient.removeQueries({ queryKey: ['issues', project.id] });
     },
   });
   return (

@@ -1,23 +1,39 @@
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { api, type Page } from '../api.ts';
 import { formatDateTime } from '../ui/format.ts';
 import { AppLink } from '../ui/links.tsx';
-import { QueryState } from '../ui/status.tsx';
+import { ErrorText, QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
 import { ISSUE_KINDS, kindLabel } from './kinds.ts';
-import type { Issue } from './types.ts';
+import type { Issue, IssueStatus } from './types.ts';
 import './issues.css';
 
 const PAGE_SIZE = 25;
 
+const BULK_WORDS: Record<IssueStatus, string> = {
+  resolved: 'Resolve selected',
+  ignored: 'Ignore selected',
+  open: 'Reopen selected',
+};
+const STATUS_DONE: Record<IssueStatus, string> = {
+  resolved: 'resolved',
+  ignored: 'ignored',
+  open: 'reopened',
+};
+
 /**
  * The project's issues, most recently seen first. The filters and the page live in the URL
  * (`?status=&kind=&cursor=`): `status` defaults to `open` (what needs attention, as Sentry's
- * "unresolved"), `all` shows every status.
+ * "unresolved"), `all` shows every status. People who may change issues select some and resolve,
+ * ignore or reopen them at once (`PATCH /v1/issues`).
  */
 export function IssueList() {
-  const { project } = useWorkspace();
+  const { project, organization } = useWorkspace();
+  const canWrite = organization.role !== 'viewer';
+  const queryClient = useQueryClient();
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [params, setParams] = useSearchParams();
   const status = params.get('status') ?? 'open';
   const kind = params.get('kind') ?? '';
@@ -31,8 +47,32 @@ export function IssueList() {
     queryFn: () => api<Page<Issue>>('GET', `/v1/issues?${query}`),
   });
 
+  const [bulkMessage, setBulkMessage] = useState('');
+  const bulk = useMutation({
+    mutationFn: (status: IssueStatus) =>
+      api<Page<Issue>>('PATCH', '/v1/issues', { ids: [...selected], status }),
+    onSuccess: (changed, status) => {
+      setSelected(new Set());
+      setBulkMessage(
+        `${changed.items.length} ${changed.items.length === 1 ? 'issue' : 'issues'} ${STATUS_DONE[status]}.`,
+      );
+      void queryClient.invalidateQueries({ queryKey: ['issues', project.id] });
+      void queryClient.invalidateQueries({ queryKey: ['issue', project.id] });
+    },
+  });
+  const visible = issues.data?.items ?? [];
+  const allSelected = visible.length > 0 && visible.every((issue) => selected.has(issue.id));
+
+  function toggle(id: string, on: boolean) {
+    const next = new Set(selected);
+    if (on) next.add(id);
+    else next.delete(id);
+    setSelected(next);
+  }
+
   /** Changes URL parameters; any filter change goes back to the first page. */
   function change(values: Record<string, string | undefined>) {
+    setSelected(new Set());
     const next = new URLSearchParams(params);
     for (const [name, value] of Object.entries(values)) {
       if (value === undefined || value === '') next.delete(name);
@@ -67,6 +107,23 @@ export function IssueList() {
           </select>
         </label>
       </form>
+      {canWrite ? (
+        <div className="bulk-actions" role="toolbar" aria-label="Change the selected issues">
+          <span>{selected.size} selected</span>
+          {(['resolved', 'ignored', 'open'] as const).map((status) => (
+            <button
+              key={status}
+              type="button"
+              disabled={selected.size === 0 || bulk.isPending}
+              onClick={() => bulk.mutate(status)}
+            >
+              {BULK_WORDS[status]}
+            </button>
+          ))}
+          <span role="status">{bulkMessage}</span>
+        </div>
+      ) : null}
+      {bulk.error ? <ErrorText>{bulk.error.message}</ErrorText> : null}
       <QueryState query={issues}>
         {(page) =>
           page.items.length === 0 ? (
@@ -75,6 +132,20 @@ export function IssueList() {
             <table>
               <thead>
                 <tr>
+                  {canWrite ? (
+                    <th scope="col">
+                      <input
+                        type="checkbox"
+                        aria-label="Select every issue of this page"
+                        checked={allSelected}
+                        onChange={(event) =>
+                          setSelected(
+                            new Set(event.target.checked ? page.items.map((issue) => issue.id) : []),
+                          )
+                        }
+                      />
+                    </th>
+                  ) : null}
                   <th scope="col">Issue</th>
                   <th scope="col">Severity</th>
                   <th scope="col">Status</th>
@@ -88,6 +159,16 @@ export function IssueList() {
               <tbody>
                 {page.items.map((issue) => (
                   <tr key={issue.id} data-issue-id={issue.id}>
+                    {canWrite ? (
+                      <td>
+                        <input
+                          type="checkbox"
+                          aria-label={`Select “${issue.title}”`}
+                          checked={selected.has(issue.id)}
+                          onChange={(event) => toggle(issue.id, event.target.checked)}
+                        />
+                      </td>
+                    ) : null}
                     <td>
                       <AppLink to={`/issues/${issue.id}`}>{issue.title}</AppLink>
                       <div className="issue-kind">
