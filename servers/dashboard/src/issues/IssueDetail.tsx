@@ -114,42 +114,44 @@ function IssueStatusControls({ issue }: { issue: Issue }) {
   return (
     <section aria-labelledby="issue-status-title" className="issue-status">
       <h2 id="issue-status-title">Status</h2>
-      <p role="status" aria-live="polite">
-        <span className={`badge status-${issue.status}`}>{STATUS_WORDS[issue.status]}</span>
-        {issue.status === 'resolved' && issue.resolvedAt !== undefined
-          ? ` since ${formatDateTime(issue.resolvedAt)}${issue.resolvedRelease === undefined ? '' : `, in release ${issue.resolvedRelease}`}: it reopens if it happens again${issue.resolvedRelease === undefined ? '' : ' (as a regression in a newer release)'}.`
-          : null}
-        {issue.status === 'ignored' ? ': counted, but it notifies no one.' : null}
-      </p>
-      {canWrite ? (
-        <div className="actions">
-          {issue.status === 'open' ? (
-            <>
-              <label>
-                Resolved in release (optional)
-                <input
-                  value={release}
-                  onChange={(event) => setRelease(event.target.value)}
-                  placeholder={issue.lastRelease ?? 'the latest release it was seen in'}
-                  maxLength={128}
-                />
-              </label>
-              <button type="button" disabled={change.isPending} onClick={() => change.mutate('resolved')}>
-                Resolve
+      <div className="status-line">
+        <p role="status" aria-live="polite">
+          <span className={`badge status-${issue.status}`}>{STATUS_WORDS[issue.status]}</span>
+          {issue.status === 'resolved' && issue.resolvedAt !== undefined
+            ? ` since ${formatDateTime(issue.resolvedAt)}${issue.resolvedRelease === undefined ? '' : `, in release ${issue.resolvedRelease}`}: it reopens if it happens again${issue.resolvedRelease === undefined ? '' : ' (as a regression in a newer release)'}.`
+            : null}
+          {issue.status === 'ignored' ? ': counted, but it notifies no one.' : null}
+        </p>
+        {canWrite ? (
+          <div className="actions">
+            {issue.status === 'open' ? (
+              <>
+                <label>
+                  Resolved in release (optional)
+                  <input
+                    value={release}
+                    onChange={(event) => setRelease(event.target.value)}
+                    placeholder={issue.lastRelease ?? 'the latest release it was seen in'}
+                    maxLength={128}
+                  />
+                </label>
+                <button type="button" disabled={change.isPending} onClick={() => change.mutate('resolved')}>
+                  Resolve
+                </button>
+                <button type="button" disabled={change.isPending} onClick={() => change.mutate('ignored')}>
+                  Ignore
+                </button>
+              </>
+            ) : (
+              <button type="button" disabled={change.isPending} onClick={() => change.mutate('open')}>
+                Reopen
               </button>
-              <button type="button" disabled={change.isPending} onClick={() => change.mutate('ignored')}>
-                Ignore
-              </button>
-            </>
-          ) : (
-            <button type="button" disabled={change.isPending} onClick={() => change.mutate('open')}>
-              Reopen
-            </button>
-          )}
-        </div>
-      ) : (
-        <p className="hint">Viewers can read issues; resolving or ignoring one needs the member role.</p>
-      )}
+            )}
+          </div>
+        ) : (
+          <p className="hint">Viewers can read issues; resolving or ignoring one needs the member role.</p>
+        )}
+      </div>
       {change.error ? <ErrorText>{change.error.message}</ErrorText> : null}
     </section>
   );
