@@ -155,6 +155,31 @@ describe('notifications', () => {
     await page.context().close();
   });
 
+  it('a failed attempt shows its status, the receiver’s answer and the next attempt', async () => {
+    receiver.setResponder(() => ({ status: 500, body: 'receiver is down for maintenance' }));
+    const { page, errors } = await dashboard.open(`/notifications/channels?${scope}`, {
+      as: dashboard.people.member,
+    });
+    page.setDefaultTimeout(15_000);
+    const row = page.locator(`tr[data-channel-id="${channelId}"]`);
+    const before = receiver.deliveries.length;
+    await row.getByRole('button', { name: 'Send test' }).click();
+    await row.getByText('Test event queued.').waitFor();
+    const failed = await receiver.waitFor((delivery) => receiver.deliveries.indexOf(delivery) >= before);
+    receiver.setResponder(undefined);
+
+    await page.getByRole('link', { name: 'Deliveries' }).click();
+    await page.getByRole('combobox', { name: 'Status' }).selectOption('pending');
+    const delivery = page.locator(`tr[data-delivery-id="${failed.deliveryId}"]`);
+    await delivery.waitFor();
+    await expect.poll(() => delivery.textContent()).toMatch(/pending.*next attempt.*failed HTTP 500/s);
+    await delivery.getByText('Response body').click();
+    await delivery.getByText('receiver is down for maintenance').waitFor();
+    await expectAccessible(page);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
   it('a rule made in the app sends a new issue to the channel and the inbox, where it is acknowledged', {
     timeout: 90_000,
   }, async () => {
