@@ -2,12 +2,20 @@ import { type ReactNode, Suspense } from 'react';
 import { Navigate, Route, Routes } from 'react-router';
 import { authRoutes } from '../auth/routes.tsx';
 import { callRoutes } from '../calls/routes.tsx';
+import { issueRoutes } from '../issues/routes.tsx';
+import { notificationRoutes } from '../notifications/routes.tsx';
 import { sessionRoutes } from '../sessions/routes.tsx';
 import type { AppRoute } from '../ui/routes.ts';
 import { SignedIn } from './SignedIn.tsx';
 
 // Every feature folder brings its pages; this file only puts them together.
-const ROUTES: AppRoute[] = [...authRoutes, ...sessionRoutes, ...callRoutes];
+const ROUTES: AppRoute[] = [
+  ...authRoutes,
+  ...sessionRoutes,
+  ...callRoutes,
+  ...issueRoutes,
+  ...notificationRoutes,
+];
 
 /** A page that may be a lazy chunk (`React.lazy` in its area's routes.tsx): a note while it loads. */
 function loading(element: ReactNode) {

@@ -10,6 +10,8 @@ import { CreateOrganization, CreateProject } from './Onboarding.tsx';
 const NAVIGATION: [string, string][] = [
   ['/sessions', 'Sessions'],
   ['/calls', 'Calls'],
+  ['/issues', 'Issues'],
+  ['/notifications', 'Notifications'],
 ];
 
 /** The id `wanted` when `items` has it, else the first item's; undefined while loading. */
