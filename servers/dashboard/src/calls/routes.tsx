@@ -1,12 +1,10 @@
-import { lazy } from 'react';
+import { lazyPage } from '../ui/lazy.ts';
 import type { AppRoute } from '../ui/routes.ts';
 
 // Lazy chunks: the charts bring uPlot, which the first load does without.
-const CallList = lazy(() => import('./CallList.tsx').then((module) => ({ default: module.CallList })));
-const CallOverview = lazy(() =>
-  import('./CallOverview.tsx').then((module) => ({ default: module.CallOverview })),
-);
-const CallPage = lazy(() => import('./CallPage.tsx').then((module) => ({ default: module.CallPage })));
+const CallList = lazyPage(() => import('./CallList.tsx'), 'CallList');
+const CallOverview = lazyPage(() => import('./CallOverview.tsx'), 'CallOverview');
+const CallPage = lazyPage(() => import('./CallPage.tsx'), 'CallPage');
 
 export const callRoutes: AppRoute[] = [
   { path: '/calls', element: <CallList />, access: 'signed-in' },

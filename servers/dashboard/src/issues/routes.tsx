@@ -1,6 +1,8 @@
+import { lazyPage } from '../ui/lazy.ts';
 import type { AppRoute } from '../ui/routes.ts';
-import { IssueDetail } from './IssueDetail.tsx';
-import { IssueList } from './IssueList.tsx';
+
+const IssueDetail = lazyPage(() => import('./IssueDetail.tsx'), 'IssueDetail');
+const IssueList = lazyPage(() => import('./IssueList.tsx'), 'IssueList');
 
 export const issueRoutes: AppRoute[] = [
   { path: '/issues', element: <IssueList />, access: 'signed-in' },

@@ -1,10 +1,12 @@
 import { Navigate } from 'react-router';
+import { lazyPage } from '../ui/lazy.ts';
 import { useScopedHref } from '../ui/links.tsx';
 import type { AppRoute } from '../ui/routes.ts';
-import { Channels } from './Channels.tsx';
-import { Deliveries } from './Deliveries.tsx';
-import { Inbox } from './Inbox.tsx';
-import { Rules } from './Rules.tsx';
+
+const Channels = lazyPage(() => import('./Channels.tsx'), 'Channels');
+const Deliveries = lazyPage(() => import('./Deliveries.tsx'), 'Deliveries');
+const Inbox = lazyPage(() => import('./Inbox.tsx'), 'Inbox');
+const Rules = lazyPage(() => import('./Rules.tsx'), 'Rules');
 
 /** A redirect that keeps the organization and project. */
 function Redirect({ to }: { to: string }) {
