@@ -6,7 +6,10 @@ import { AppLink } from '../ui/links.tsx';
 import { WorkspaceContext } from '../ui/workspace.tsx';
 
 /** The main navigation: one entry per area of the app. */
-const NAVIGATION: [string, string][] = [['/sessions', 'Sessions']];
+const NAVIGATION: [string, string][] = [
+  ['/sessions', 'Sessions'],
+  ['/settings/project', 'Settings'],
+];
 
 /** The header: who is signed in, the organization and project switcher, sign out. */
 export function Shell({ me, children }: { me: Me; children: ReactNode }) {
