@@ -5,6 +5,7 @@ import { formatDateTime } from '../ui/format.ts';
 import { QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
 import { useMembers } from './Members.tsx';
+import { SelectField } from './parts.tsx';
 import { administers } from './permissions.ts';
 import { SettingsLayout } from './SettingsLayout.tsx';
 import type { AuditEntry } from './types.ts';
@@ -85,17 +86,14 @@ function AuditLog() {
   return (
     <>
       <p>Who did what in {organization.name}, newest first. Every security-relevant change is here.</p>
-      <label className="settings-filter">
-        Show
-        <select value={action} onChange={(event) => setAction(event.target.value)}>
-          <option value="">Every action</option>
-          {Object.entries(AUDIT_ACTIONS).map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <SelectField label="Show" value={action} onChange={setAction} className="settings-filter">
+        <option value="">Every action</option>
+        {Object.entries(AUDIT_ACTIONS).map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </SelectField>
       <QueryState query={entries}>
         {(items) =>
           items.length === 0 ? (

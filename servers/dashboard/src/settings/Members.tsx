@@ -4,7 +4,7 @@ import { api, type Page } from '../api.ts';
 import { formatDateTime } from '../ui/format.ts';
 import { ErrorText, QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
-import { ConfirmButton, StatusText } from './parts.tsx';
+import { ConfirmButton, SelectField, StatusText } from './parts.tsx';
 import { administers, assignableRoles } from './permissions.ts';
 import { ReadOnlyNote, SettingsLayout } from './SettingsLayout.tsx';
 import type { Invitation, Member, Role } from './types.ts';
@@ -194,14 +194,11 @@ function Invitations() {
           E-mail address to invite
           <input type="email" required value={email} onChange={(event) => setEmail(event.target.value)} />
         </label>
-        <label>
-          Role
-          <select value={role} onChange={(event) => setRole(event.target.value as Invitation['role'])}>
-            <option value="admin">Admin</option>
-            <option value="member">Member</option>
-            <option value="viewer">Viewer</option>
-          </select>
-        </label>
+        <SelectField label="Role" value={role} onChange={(value) => setRole(value as Invitation['role'])}>
+          <option value="admin">Admin</option>
+          <option value="member">Member</option>
+          <option value="viewer">Viewer</option>
+        </SelectField>
         <button type="submit" className="primary" disabled={invite.isPending}>
           Send invitation
         </button>

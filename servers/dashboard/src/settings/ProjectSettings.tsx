@@ -5,7 +5,7 @@ import { ApiFailure, api } from '../api.ts';
 import { formatDateTime } from '../ui/format.ts';
 import { ErrorText, QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
-import { ConfirmButton, CopyButton, ListEditor, StatusText } from './parts.tsx';
+import { ConfirmButton, CopyButton, ListEditor, SelectField, StatusText } from './parts.tsx';
 import { changesSettings } from './permissions.ts';
 import { ReadOnlyNote, SettingsLayout } from './SettingsLayout.tsx';
 import { thresholdLabel } from './thresholds.ts';
@@ -230,7 +230,7 @@ function SettingsForm({
               checked={settings.webrtc.captureSdp}
               onChange={(event) => set('webrtc', { captureSdp: event.target.checked })}
             />
-            Capture SDP (never in strict privacy mode)
+            Capture SDP (never in strict mode)
           </label>
           <label className="settings-check">
             <input
@@ -244,18 +244,14 @@ function SettingsForm({
 
         <Section title="Recording">
           <div className="settings-grid">
-            <label>
-              Recording mode
-              <select
-                value={settings.recording.mode}
-                onChange={(event) =>
-                  set('recording', { mode: event.target.value as ProjectSettings['recording']['mode'] })
-                }
-              >
-                <option value="always">Always: keep every session</option>
-                <option value="conditional">Conditional: keep a session when a trigger fires</option>
-              </select>
-            </label>
+            <SelectField
+              label="Recording mode"
+              value={settings.recording.mode}
+              onChange={(mode) => set('recording', { mode: mode as ProjectSettings['recording']['mode'] })}
+            >
+              <option value="always">Always: keep every session</option>
+              <option value="conditional">Conditional: keep a session when a trigger fires</option>
+            </SelectField>
             <label>
               Monitor mode after (minutes, empty: never)
               <input
@@ -286,18 +282,14 @@ function SettingsForm({
         </Section>
 
         <Section title="Privacy">
-          <label>
-            Privacy mode
-            <select
-              value={settings.privacy.mode}
-              onChange={(event) =>
-                set('privacy', { mode: event.target.value as ProjectSettings['privacy']['mode'] })
-              }
-            >
-              <option value="standard">Standard: mask text and inputs, except unmasked elements</option>
-              <option value="strict">Strict: mask everything, trim URLs, never capture SDP</option>
-            </select>
-          </label>
+          <SelectField
+            label="Privacy mode"
+            value={settings.privacy.mode}
+            onChange={(mode) => set('privacy', { mode: mode as ProjectSettings['privacy']['mode'] })}
+          >
+            <option value="standard">Standard: mask text and inputs, except unmasked elements</option>
+            <option value="strict">Strict: mask everything, trim URLs, never capture SDP</option>
+          </SelectField>
         </Section>
 
         <Section title="Detector thresholds">

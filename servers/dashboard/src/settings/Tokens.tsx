@@ -5,7 +5,7 @@ import { formatDateTime } from '../ui/format.ts';
 import { ErrorText, QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
 import { useMembers } from './Members.tsx';
-import { ConfirmButton, CopyButton, StatusText } from './parts.tsx';
+import { ConfirmButton, CopyButton, SelectField, StatusText } from './parts.tsx';
 import { administers } from './permissions.ts';
 import { SettingsLayout } from './SettingsLayout.tsx';
 import { type ApiToken, type CreatedApiToken, SCOPES } from './types.ts';
@@ -179,26 +179,20 @@ function CreateToken({
             Token name
             <input value={name} onChange={(event) => setName(event.target.value)} placeholder="CI export" />
           </label>
-          <label>
-            Project
-            <select value={projectId} onChange={(event) => setProjectId(event.target.value)}>
-              {projects.map((candidate) => (
-                <option key={candidate.id} value={candidate.id}>
-                  {candidate.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Expires after
-            <select value={expiry} onChange={(event) => setExpiry(event.target.value)}>
-              {EXPIRIES.map(([label]) => (
-                <option key={label} value={label}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </label>
+          <SelectField label="Project" value={projectId} onChange={setProjectId}>
+            {projects.map((candidate) => (
+              <option key={candidate.id} value={candidate.id}>
+                {candidate.name}
+              </option>
+            ))}
+          </SelectField>
+          <SelectField label="Expires after" value={expiry} onChange={setExpiry}>
+            {EXPIRIES.map(([label]) => (
+              <option key={label} value={label}>
+                {label}
+              </option>
+            ))}
+          </SelectField>
         </div>
         <fieldset className="settings-scopes">
           <legend>Scopes</legend>

@@ -147,3 +147,31 @@ export function StatusText({ children }: { children: ReactNode }) {
     </p>
   );
 }
+
+/**
+ * A labelled `<select>`: the label points at it (not wrapped around it), so its accessible name
+ * is the label alone, not the label and the chosen option.
+ */
+export function SelectField({
+  label,
+  value,
+  onChange,
+  children,
+  className,
+}: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  children: ReactNode;
+  className?: string;
+}) {
+  const id = useId();
+  return (
+    <div className={`settings-field ${className ?? ''}`}>
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(event) => onChange(event.target.value)}>
+        {children}
+      </select>
+    </div>
+  );
+}

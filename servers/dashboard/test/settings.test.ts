@@ -1,0 +1,413 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Secret, TOTP } from 'otpauth';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Dashboard, expectAccessible, PASSWORD, screenshot, startDashboard } from './harness.ts';
+
+// The settings pages against the real server: what an admin changes reaches the API, what a viewer
+// sees is read-only and the server refuses a forged change, invitations are mailed, API tokens
+// work until revoked, the audit log lists it all, and two-factor sign-in turns on with a real code.
+
+let dashboard: Dashboard;
+let projectId: string;
+let organizationId: string;
+
+beforeAll(async () => {
+  dashboard = await startDashboard();
+  // A locator that finds nothing fails within 10 s, naming itself, before the test's own timeout.
+  const open = dashboard.open;
+  dashboard.open = async (path, options) => {
+    const opened = await open(path, options);
+    opened.page.setDefaultTimeout(10_000);
+    return opened;
+  };
+  projectId = dashboard.test.first.project.id;
+  organizationId = dashboard.test.first.project.organization_id;
+}, 120_000);
+
+afterAll(async () => {
+  await dashboard?.close();
+});
+
+/** The project as the API answers it to the project's API token. */
+async function projectFromApi() {
+  const response = await fetch(`${dashboard.base}/v1/projects/${projectId}`, {
+    headers: dashboard.test.first.headers,
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as {
+    name: string;
+    projectKey: string;
+    previousProjectKey?: { key: string; expiresAt: string };
+    settings: {
+      privacy: { mode: string };
+      detectorThresholds: Record<string, number>;
+      allowedOrigins: string[];
+    };
+  };
+}
+
+describe('project settings', () => {
+  it('an admin changes the privacy mode, a threshold and an allowed origin; an invalid threshold shows the API’s error', async () => {
+    const { page, errors } = await dashboard.open(`/settings/project?project=${projectId}`, {
+      as: dashboard.people.admin,
+      allow: [`400 /v1/projects/${projectId}`],
+    });
+    await page.getByRole('heading', { name: 'Project settings' }).waitFor();
+    // Every threshold is listed with its default, from the API's SDK configuration.
+    const loss = page.getByLabel('Packet loss (%)');
+    expect(await loss.inputValue()).toBe('5');
+    expect(await page.getByLabel('Round-trip time (ms)', { exact: true }).inputValue()).toBe('300');
+    expect(await page.getByRole('row', { name: /Low resolution below height/ }).textContent()).toContain(
+      '240',
+    );
+    await expectAccessible(page);
+
+    await page.getByLabel('Privacy mode').selectOption('strict');
+    await loss.fill('3');
+    await page.getByLabel('Add to allowed origins').fill('https://app.example.com');
+    await page.getByRole('button', { name: 'Add', exact: true }).last().click();
+    await page.getByRole('button', { name: 'Remove https://app.example.com' }).waitFor();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Saved at/ })
+      .waitFor();
+
+    const saved = await projectFromApi();
+    expect(saved.settings.privacy.mode).toBe('strict');
+    expect(saved.settings.detectorThresholds).toEqual({ lossPct: 3 });
+    expect(saved.settings.allowedOrigins).toEqual(['https://app.example.com']);
+    // The form shows what was saved, the threshold marked as changed.
+    expect(await page.getByLabel('Packet loss (%)').inputValue()).toBe('3');
+    await page.getByRole('button', { name: 'Reset Packet loss (%)' }).waitFor();
+
+    // Over its bound: the API's message next to the form, the field marked, nothing changed.
+    await page.getByLabel('Packet loss (%)').fill('300');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/lossPct/);
+    expect(await page.getByLabel('Packet loss (%)').getAttribute('aria-invalid')).toBe('true');
+    expect((await projectFromApi()).settings.detectorThresholds).toEqual({ lossPct: 3 });
+    await expectAccessible(page);
+    await screenshot(page, 'settings');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('a viewer sees the settings read-only, and the server refuses a forged change', async () => {
+    const before = await projectFromApi();
+    const { page, context, errors } = await dashboard.open(`/settings/project?project=${projectId}`, {
+      as: dashboard.people.viewer,
+    });
+    await page.getByRole('heading', { name: 'Project settings' }).waitFor();
+    expect(await page.getByLabel('Privacy mode').inputValue()).toBe(before.settings.privacy.mode);
+    expect(await page.getByLabel('Privacy mode').isDisabled()).toBe(true);
+    expect(await page.getByLabel('Packet loss (%)').isDisabled()).toBe(true);
+    expect(await page.getByLabel('Project name').isDisabled()).toBe(true);
+    await page.getByRole('note').filter({ hasText: 'viewer' }).waitFor();
+    await page.getByText(before.projectKey).waitFor();
+    for (const name of ['Save settings', 'Rotate key', 'Delete project', 'Add'])
+      expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+    // The sub-navigation leaves out what a viewer cannot open.
+    const navigation = page.getByRole('navigation', { name: 'Settings' });
+    expect(await navigation.getByRole('link').allTextContents()).toEqual([
+      'Project',
+      'Members',
+      'Your profile',
+    ]);
+    await expectAccessible(page);
+
+    // The browser's own session, with its CSRF token: still 403, nothing changed.
+    const me = (await (await context.request.get('/v1/me')).json()) as { csrfToken: string };
+    const headers = { 'x-service-csrf': me.csrfToken, 'x-service-project': projectId };
+    const forged = await context.request.patch(`/v1/projects/${projectId}`, {
+      headers,
+      data: { settings: { privacy: { mode: 'standard' }, allowedOrigins: [] } },
+    });
+    expect(forged.status()).toBe(403);
+    expect((await forged.json()) as unknown).toMatchObject({ code: 'unauthorized' });
+    expect((await context.request.post(`/v1/projects/${projectId}/rotate-key`, { headers })).status()).toBe(
+      403,
+    );
+    expect((await context.request.delete(`/v1/projects/${projectId}`, { headers })).status()).toBe(403);
+    const after = await projectFromApi();
+    expect(after.settings).toEqual(before.settings);
+    expect(after.projectKey).toBe(before.projectKey);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('an admin copies and rotates the project key after confirming; the old key’s time left is shown', async () => {
+    const before = await projectFromApi();
+    const { page, errors } = await dashboard.open(`/settings/project?project=${projectId}`, {
+      as: dashboard.people.admin,
+    });
+    await page.getByTestId('project-key').filter({ hasText: before.projectKey }).waitFor();
+    await page.getByRole('button', { name: 'Rotate key' }).click();
+    await page.getByText('the current one keeps working for 24 hours').waitFor();
+    await page.getByRole('button', { name: 'Yes, rotate the key' }).click();
+    await page.getByRole('status').filter({ hasText: 'A new key is in place.' }).waitFor();
+    const after = await projectFromApi();
+    expect(after.projectKey).not.toBe(before.projectKey);
+    expect(after.previousProjectKey?.key).toBe(before.projectKey);
+    expect(await page.getByTestId('project-key').textContent()).toBe(after.projectKey);
+    const previous = page.getByText(/The previous key .* keeps working until/);
+    expect(await previous.textContent()).toContain(before.projectKey);
+    expect(await previous.textContent()).toMatch(/2[34] h left/);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('an admin deletes a project only after typing its name', async () => {
+    const other = await dashboard.test.app.inject({
+      method: 'POST',
+      url: `/v1/orgs/${organizationId}/projects`,
+      headers: await cookieHeaders(dashboard.people.admin.email),
+      payload: { name: 'Staging' },
+    });
+    expect(other.statusCode).toBe(201);
+    const staging = other.json() as { id: string };
+    const { page, errors } = await dashboard.open(
+      `/settings/project?org=${organizationId}&project=${staging.id}`,
+      {
+        as: dashboard.people.admin,
+      },
+    );
+    const remove = page.getByRole('button', { name: 'Delete project' });
+    await remove.waitFor();
+    expect(await remove.isDisabled()).toBe(true);
+    await page.getByLabel(/Type the project's name/).fill('Stagin');
+    expect(await remove.isDisabled()).toBe(true);
+    await page.getByLabel(/Type the project's name/).fill('Staging');
+    await remove.click();
+    await page.waitForURL((url) => !url.search.includes(staging.id));
+    const gone = await fetch(`${dashboard.base}/v1/orgs/${organizationId}/projects`, {
+      headers: await cookieHeaders(dashboard.people.admin.email),
+    });
+    const names = ((await gone.json()) as { items: { name: string }[] }).items.map((project) => project.name);
+    expect(names).not.toContain('Staging');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+});
+
+/** A session cookie of `email` (signed in through the API), for calls made outside the browser. */
+async function cookieHeaders(email: string): Promise<Record<string, string>> {
+  const response = await fetch(`${dashboard.base}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: dashboard.base },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
+  expect(response.status).toBe(200);
+  const { csrfToken } = (await response.json()) as { csrfToken: string };
+  const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  return { cookie, 'x-service-csrf': csrfToken };
+}
+
+describe('organization', () => {
+  it('an admin invites someone (the e-mail is sent), sees the pending invitation and revokes it; changes a role', async () => {
+    const { page, errors } = await dashboard.open('/settings/members', { as: dashboard.people.admin });
+    await page.getByRole('heading', { name: 'Members' }).waitFor();
+    const people = page.getByRole('table').first();
+    await people.getByRole('cell', { name: dashboard.people.viewer.email }).waitFor();
+    await expectAccessible(page);
+
+    await page.getByLabel('E-mail address to invite').fill('new.person@example.com');
+    await page.getByLabel('Role', { exact: true }).selectOption('viewer');
+    await page.getByRole('button', { name: 'Send invitation' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Invitation sent to new.person@example.com.' })
+      .waitFor();
+    const pending = page.getByRole('row', { name: /new\.person@example\.com/ });
+    await pending.waitFor();
+    expect(await pending.textContent()).toContain('Viewer');
+    expect(await pending.textContent()).toContain('Admin Person');
+    // Without SMTP the message is a file in the data directory, with the one-time link.
+    const mail = await mailTo('new.person@example.com');
+    expect(mail).toMatch(/accept-invitation\?token=/);
+
+    await page.getByRole('button', { name: 'Revoke the invitation to new.person@example.com' }).click();
+    await page.getByRole('status').filter({ hasText: 'was revoked' }).waitFor();
+    await page.getByText('No pending invitations.').waitFor();
+
+    await page.getByLabel('Role of Member Person').selectOption('viewer');
+    await page.getByRole('status').filter({ hasText: 'Member Person is now Viewer.' }).waitFor();
+    const members = await fetch(`${dashboard.base}/v1/orgs/${organizationId}/members`, {
+      headers: await cookieHeaders(dashboard.people.admin.email),
+    });
+    const member = ((await members.json()) as { items: { email: string; role: string }[] }).items.find(
+      (candidate) => candidate.email === dashboard.people.member.email,
+    );
+    expect(member?.role).toBe('viewer');
+    // An admin does not change an owner: no control on that row.
+    expect(await page.getByLabel('Role of Owner Person').count()).toBe(0);
+    await page.getByLabel('Role of Member Person').selectOption('member');
+    await page.getByRole('status').filter({ hasText: 'Member Person is now Member.' }).waitFor();
+    await expectAccessible(page);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('the last owner cannot step down: the API’s refusal is shown', async () => {
+    const { page, errors } = await dashboard.open('/settings/members', {
+      as: dashboard.people.owner,
+      allow: [`409 /v1/orgs/${organizationId}/members/${dashboard.people.owner.id}`],
+    });
+    await page.getByLabel('Role of Owner Person').selectOption('admin');
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe(
+      'An organization keeps at least one owner: make another member an owner first',
+    );
+    expect(await page.getByLabel('Role of Owner Person').inputValue()).toBe('owner');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('an admin creates an API token: the secret is shown once and works until it is revoked', async () => {
+    const { page, errors } = await dashboard.open('/settings/tokens', { as: dashboard.people.admin });
+    await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+    await expectAccessible(page);
+    await page.getByLabel('Token name').fill('CI export');
+    await page.getByLabel('settings:read').check();
+    await page.getByLabel('calls:read').uncheck();
+    await page.getByLabel('Expires after').selectOption('30 days');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const secret = page.getByTestId('token-secret');
+    await secret.waitFor();
+    const token = (await secret.textContent()) ?? '';
+    expect(token).toMatch(/^svc_/);
+    await page.getByText('Copy it now: it is not shown again.').waitFor();
+    await expectAccessible(page);
+
+    const current = () =>
+      fetch(`${dashboard.base}/v1/projects/current`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await current()).status).toBe(200);
+
+    await page.getByRole('button', { name: 'Done, I copied it' }).click();
+    expect(await page.getByTestId('token-secret').count()).toBe(0);
+    expect(await page.content()).not.toContain(token);
+    const row = page.getByRole('row', { name: /CI export/ });
+    expect(await row.textContent()).toContain('issues:read, sessions:read, settings:read');
+    await page.getByRole('button', { name: 'Revoke CI export' }).click();
+    await page.getByRole('button', { name: 'Yes, revoke' }).click();
+    await page.getByRole('status').filter({ hasText: 'CI export was revoked' }).waitFor();
+    expect((await current()).status).toBe(401);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('the audit log lists those actions with their actor, readable names and older pages', async () => {
+    const { page, errors } = await dashboard.open('/settings/audit', { as: dashboard.people.admin });
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const table = page.getByRole('table');
+    for (const [event, detail] of [
+      ['Project settings changed', 'changed: name, settings'],
+      ['Project key rotated', 'previous key works until'],
+      ['Project deleted', 'Staging'],
+      ['Invitation sent', 'new.person@example.com as viewer'],
+      ['Invitation revoked', 'new.person@example.com'],
+      ['Member role changed', 'member → viewer'],
+      ['API token created', 'CI export'],
+      ['API token revoked', 'CI export'],
+    ] as const) {
+      const row = table.getByRole('row').filter({ hasText: event }).filter({ hasText: detail }).first();
+      await row.waitFor();
+      expect(await row.textContent(), event).toContain(dashboard.people.admin.email);
+    }
+    await expectAccessible(page);
+
+    // One kind of action only.
+    await page.getByLabel('Show').selectOption('token.revoked');
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
+    expect(await table.getByRole('row').nth(1).textContent()).toContain('API token revoked');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('a viewer sees the members but cannot change them; tokens and audit are refused in words', async () => {
+    const { page, errors } = await dashboard.open('/settings/members', { as: dashboard.people.viewer });
+    await page.getByRole('cell', { name: dashboard.people.admin.email }).waitFor();
+    expect(await page.getByRole('combobox', { name: /Role of/ }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Remove|Send invitation/ }).count()).toBe(0);
+    await page.goto('/settings/tokens');
+    await page.getByText("API tokens are managed by the organization's admins and owners.").waitFor();
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+});
+
+/** The text of the e-mail written for `address` (no SMTP: `<dataDir>/mail/*.eml`). */
+async function mailTo(address: string): Promise<string> {
+  const folder = join(dashboard.test.dataDirectory, 'mail');
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    for (const file of await readdir(folder).catch(() => [] as string[])) {
+      const text = await readFile(join(folder, file), 'utf8');
+      if (text.includes(`To: ${address}`)) return text.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no e-mail to ${address}`);
+}
+
+describe('your profile', () => {
+  it('changes the name, lists the sessions (this one, another signed out), and turns on two-factor sign-in with a real code', async () => {
+    const person = dashboard.people.owner;
+    // Another session of the same person, signed in elsewhere.
+    await cookieHeaders(person.email);
+    const { page, errors } = await dashboard.open('/settings/profile', { as: person });
+    await page.getByRole('heading', { name: 'Your profile' }).waitFor();
+    await expectAccessible(page);
+
+    await page.getByLabel('Your name').fill('Olivia Owner');
+    await page.getByRole('button', { name: 'Save profile' }).click();
+    await page.getByRole('status').filter({ hasText: 'Your name is saved.' }).waitFor();
+    await page.getByRole('banner').getByText('Olivia Owner').waitFor();
+
+    const sessions = page.getByRole('table').filter({ hasText: 'Last active' });
+    const current = sessions.getByRole('row').filter({ hasText: 'This session' });
+    await current.waitFor();
+    expect(await current.textContent()).toMatch(/Chrome \d+ on Linux/);
+    expect(await sessions.getByRole('row').count()).toBeGreaterThanOrEqual(3);
+    await page.getByRole('button', { name: 'Sign out everywhere else' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /other sessions? (was|were) signed out/ })
+      .waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('tr[data-session-id]').length === 1);
+
+    await page.getByLabel('Your password, to set up two-factor sign-in').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+    const secret = ((await page.getByTestId('mfa-secret').textContent()) ?? '').replaceAll(' ', '');
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+    expect(
+      await page.getByRole('link', { name: 'Open in an authenticator app' }).getAttribute('href'),
+    ).toMatch(/^otpauth:\/\/totp\//);
+    await expectAccessible(page);
+    const code = new TOTP({ secret: Secret.fromBase32(secret) }).generate();
+    await page.getByLabel('The 6-digit code the app shows').fill(code);
+    await page.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
+    const codes = page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem');
+    await codes.first().waitFor();
+    expect(await codes.count()).toBe(10);
+    expect(await codes.first().textContent()).toMatch(/^[a-z0-9]{5}-[a-z0-9]{5}$/i);
+    await page.getByText('Status: on.').waitFor();
+    await expectAccessible(page);
+    await page.getByRole('button', { name: 'Done, I saved them' }).click();
+    expect(await page.getByRole('list', { name: 'Recovery codes' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Turn off two-factor sign-in' }).waitFor();
+
+    // Signing in now asks for the second factor.
+    const login = await fetch(`${dashboard.base}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: dashboard.base },
+      body: JSON.stringify({ email: person.email, password: PASSWORD }),
+    });
+    expect(await login.json()).toMatchObject({ mfaRequired: true });
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+});
