@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertUser } from '../../api/src/modules/accounts/repository.ts';
 import { type Dashboard, expectAccessible, PASSWORD, screenshot, startDashboard } from './harness.ts';
 
 // The settings pages against the real server: what an admin changes reaches the API, what a viewer
@@ -81,6 +82,8 @@ describe('project settings', () => {
     // The form shows what was saved, the threshold marked as changed.
     expect(await page.getByLabel('Packet loss (%)').inputValue()).toBe('3');
     await page.getByRole('button', { name: 'Reset Packet loss (%)' }).waitFor();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await screenshot(page, 'settings');
 
     // Over its bound: the API's message next to the form, the field marked, nothing changed.
     await page.getByLabel('Packet loss (%)').fill('300');
@@ -91,7 +94,6 @@ describe('project settings', () => {
     expect(await page.getByLabel('Packet loss (%)').getAttribute('aria-invalid')).toBe('true');
     expect((await projectFromApi()).settings.detectorThresholds).toEqual({ lossPct: 3 });
     await expectAccessible(page);
-    await screenshot(page, 'settings');
     expect(errors).toEqual([]);
     await page.context().close();
   });
@@ -207,7 +209,19 @@ async function cookieHeaders(email: string): Promise<Record<string, string>> {
 }
 
 describe('organization', () => {
-  it('an admin invites someone (the e-mail is sent), sees the pending invitation and revokes it; changes a role', async () => {
+  it('an admin invites someone (the e-mail is sent), sees the pending invitation and revokes it; changes a role; removes a member', async () => {
+    // Someone to remove (the people of the harness stay for the other tests).
+    const leaving = await insertUser(dashboard.test.database.database, {
+      email: 'leaving@example.com',
+      name: 'Leaving Person',
+      passwordHash: 'unused',
+      emailVerified: true,
+    });
+    if (leaving === undefined) throw new Error('could not create leaving@example.com');
+    await dashboard.test.database.database
+      .insertInto('organization_members')
+      .values({ organization_id: organizationId, user_id: leaving.id, role: 'member' })
+      .execute();
     const { page, errors } = await dashboard.open('/settings/members', { as: dashboard.people.admin });
     await page.getByRole('heading', { name: 'Members' }).waitFor();
     const people = page.getByRole('table').first();
@@ -238,14 +252,25 @@ describe('organization', () => {
     const members = await fetch(`${dashboard.base}/v1/orgs/${organizationId}/members`, {
       headers: await cookieHeaders(dashboard.people.admin.email),
     });
-    const member = ((await members.json()) as { items: { email: string; role: string }[] }).items.find(
-      (candidate) => candidate.email === dashboard.people.member.email,
+    const listed = ((await members.json()) as { items: { email: string; role: string }[] }).items;
+    expect(listed.find((candidate) => candidate.email === dashboard.people.member.email)?.role).toBe(
+      'viewer',
     );
-    expect(member?.role).toBe('viewer');
     // An admin does not change an owner: no control on that row.
     expect(await page.getByLabel('Role of Owner Person').count()).toBe(0);
     await page.getByLabel('Role of Member Person').selectOption('member');
     await page.getByRole('status').filter({ hasText: 'Member Person is now Member.' }).waitFor();
+
+    await page.getByRole('button', { name: 'Remove Leaving Person' }).click();
+    await page.getByText('Remove Leaving Person from Test project org?').waitFor();
+    await page.getByRole('button', { name: 'Yes, remove' }).click();
+    await page.getByRole('status').filter({ hasText: 'Leaving Person was removed.' }).waitFor();
+    await page.getByRole('cell', { name: 'leaving@example.com' }).waitFor({ state: 'detached' });
+    const after = await fetch(`${dashboard.base}/v1/orgs/${organizationId}/members`, {
+      headers: await cookieHeaders(dashboard.people.admin.email),
+    });
+    const emails = ((await after.json()) as { items: { email: string }[] }).items.map((item) => item.email);
+    expect(emails).not.toContain('leaving@example.com');
     await expectAccessible(page);
     expect(errors).toEqual([]);
     await page.context().close();
@@ -300,10 +325,31 @@ describe('organization', () => {
     await page.context().close();
   });
 
-  it('the audit log lists those actions with their actor, readable names and older pages', async () => {
+  it('the audit log lists those actions, newest first, with their actor and readable names, page after page', async () => {
+    // A page of newer entries on top of those actions: changes made with the project's API token.
+    for (let index = 0; index < 50; index += 1) {
+      const answer = await dashboard.test.app.inject({
+        method: 'PATCH',
+        url: `/v1/projects/${projectId}`,
+        headers: dashboard.test.first.headers,
+        payload: { name: 'Test project' },
+      });
+      expect(answer.statusCode).toBe(200);
+    }
     const { page, errors } = await dashboard.open('/settings/audit', { as: dashboard.people.admin });
     await page.getByRole('heading', { name: 'Audit log' }).waitFor();
     const table = page.getByRole('table');
+    const rows = table.locator('tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(50);
+    // The newest: the admin signing in to open this page, then the token's changes.
+    expect(await rows.first().textContent()).toContain('Signed in');
+    const change = (await rows.nth(1).textContent()) ?? '';
+    expect(change).toContain('Project settings changed');
+    expect(change).toContain('API token test');
+    expect(change).toContain('changed: name');
+    expect(await rows.filter({ hasText: 'Invitation sent' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Older entries' }).click();
     for (const [event, detail] of [
       ['Project settings changed', 'changed: name, settings'],
       ['Project key rotated', 'previous key works until'],
@@ -311,6 +357,7 @@ describe('organization', () => {
       ['Invitation sent', 'new.person@example.com as viewer'],
       ['Invitation revoked', 'new.person@example.com'],
       ['Member role changed', 'member → viewer'],
+      ['Member removed', 'as member'],
       ['API token created', 'CI export'],
       ['API token revoked', 'CI export'],
     ] as const) {
