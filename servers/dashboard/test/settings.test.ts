@@ -382,6 +382,9 @@ describe('organization', () => {
     expect(await page.getByRole('button', { name: /Remove|Send invitation/ }).count()).toBe(0);
     await page.goto('/settings/tokens');
     await page.getByText("API tokens are managed by the organization's admins and owners.").waitFor();
+    await page.goto('/settings/audit');
+    await page.getByText("The audit log is for the organization's admins and owners.").waitFor();
+    await expectAccessible(page);
     expect(errors).toEqual([]);
     await page.context().close();
   });
@@ -401,7 +404,7 @@ async function mailTo(address: string): Promise<string> {
 }
 
 describe('your profile', () => {
-  it('changes the name, lists the sessions (this one, another signed out), and turns on two-factor sign-in with a real code', async () => {
+  it('changes the name, lists the sessions (this one, another signed out), turns two-factor sign-in on with a real code, replaces the recovery codes and turns it off', async () => {
     const person = dashboard.people.owner;
     // Another session of the same person, signed in elsewhere.
     await cookieHeaders(person.email);
@@ -440,6 +443,7 @@ describe('your profile', () => {
     const codes = page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem');
     await codes.first().waitFor();
     expect(await codes.count()).toBe(10);
+    const shown = (await codes.allTextContents()).map((text) => text.trim());
     expect(await codes.first().textContent()).toMatch(/^[a-z0-9]{5}-[a-z0-9]{5}$/i);
     await page.getByText('Status: on.').waitFor();
     await expectAccessible(page);
@@ -454,6 +458,53 @@ describe('your profile', () => {
       body: JSON.stringify({ email: person.email, password: PASSWORD }),
     });
     expect(await login.json()).toMatchObject({ mfaRequired: true });
+
+    // New recovery codes, asked with one of the old ones; then off, with a later code of the app.
+    await page.getByLabel('Code from your app, or a recovery code').fill(shown[0] ?? '');
+    await page.getByRole('button', { name: 'Replace recovery codes' }).click();
+    await page.getByRole('status').filter({ hasText: 'the old ones no longer work' }).waitFor();
+    const replaced = (await codes.allTextContents()).map((text) => text.trim());
+    expect(replaced).toHaveLength(10);
+    expect(replaced.filter((replacement) => shown.includes(replacement))).toEqual([]);
+    await page.getByRole('button', { name: 'Done, I saved them' }).click();
+    const later = new TOTP({ secret: Secret.fromBase32(secret) }).generate({
+      timestamp: Date.now() + 30_000,
+    });
+    await page.getByLabel('Code from your app, or a recovery code').fill(later);
+    await page.getByRole('button', { name: 'Turn off two-factor sign-in' }).click();
+    await page.getByText('Status: off.').waitFor();
+    await page.getByRole('button', { name: 'Set up two-factor sign-in' }).waitFor();
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('changes the password: a wrong current password is the API’s refusal; the new one signs in', async () => {
+    const person = dashboard.people.member;
+    const { page, errors } = await dashboard.open('/settings/profile', {
+      as: person,
+      allow: ['403 /v1/me/password'],
+    });
+    await page.getByLabel('Current password').fill('not the password');
+    await page.getByLabel('New password (at least 8 characters)').fill('another long passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The current password is wrong' }).waitFor();
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('status').filter({ hasText: 'Password changed.' }).waitFor();
+    const signIn = (password: string) =>
+      fetch(`${dashboard.base}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: dashboard.base },
+        body: JSON.stringify({ email: person.email, password }),
+      });
+    expect((await signIn(PASSWORD)).status).toBe(401);
+    expect((await signIn('another long passphrase')).status).toBe(200);
+    // Back to the harness's password, for whoever signs in as this person next.
+    await page.getByLabel('Current password').fill('another long passphrase');
+    await page.getByLabel('New password (at least 8 characters)').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('status').filter({ hasText: 'Password changed.' }).waitFor();
+    expect((await signIn(PASSWORD)).status).toBe(200);
     expect(errors).toEqual([]);
     await page.context().close();
   });

@@ -253,9 +253,10 @@ function SettingsForm({
               <option value="conditional">Conditional: keep a session when a trigger fires</option>
             </SelectField>
             <label>
-              Monitor mode after (minutes, empty: never)
+              Monitor mode after (minutes)
               <input
                 type="number"
+                placeholder="never"
                 value={draft.monitorModeAfterMinutes}
                 onChange={(event) => setText('monitorModeAfterMinutes', event.target.value)}
                 {...invalid('monitorModeAfterMinutes')}
@@ -382,9 +383,10 @@ function SettingsForm({
 
         <Section title="Ingest">
           <label>
-            Chunks per second per server process (empty: no limit)
+            Chunks per second per server process
             <input
               type="number"
+              placeholder="no limit"
               value={draft.maxChunksPerSecond}
               onChange={(event) => setText('maxChunksPerSecond', event.target.value)}
               {...invalid('maxChunksPerSecond')}
