@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import jsQR from 'jsqr';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertUser } from '../../api/src/modules/accounts/repository.ts';
@@ -433,9 +434,30 @@ describe('your profile', () => {
     await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
     const secret = ((await page.getByTestId('mfa-secret').textContent()) ?? '').replaceAll(' ', '');
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
-    expect(
-      await page.getByRole('link', { name: 'Open in an authenticator app' }).getAttribute('href'),
-    ).toMatch(/^otpauth:\/\/totp\//);
+    const uri = await page.getByRole('link', { name: 'Open in an authenticator app' }).getAttribute('href');
+    expect(uri).toMatch(/^otpauth:\/\/totp\//);
+    // The QR code holds the same otpauth URI: drawn to a canvas and read back with jsQR.
+    const image = await page
+      .getByRole('img', { name: 'QR code of the two-factor key for an authenticator app' })
+      .evaluate(async (svg) => {
+        const url = URL.createObjectURL(
+          new Blob([new XMLSerializer().serializeToString(svg)], { type: 'image/svg+xml' }),
+        );
+        const picture = new Image();
+        picture.src = url;
+        await picture.decode();
+        const canvas = document.createElement('canvas');
+        canvas.width = 400;
+        canvas.height = 400;
+        const context = canvas.getContext('2d');
+        if (context === null) throw new Error('no 2d context');
+        context.drawImage(picture, 0, 0, 400, 400);
+        URL.revokeObjectURL(url);
+        return Array.from(context.getImageData(0, 0, 400, 400).data);
+      });
+    const read = jsQR(Uint8ClampedArray.from(image), 400, 400);
+    expect(read?.data).toBe(uri);
+    expect(new URL(uri ?? '').searchParams.get('secret')).toBe(secret);
     await expectAccessible(page);
     const code = new TOTP({ secret: Secret.fromBase32(secret) }).generate();
     await page.getByLabel('The 6-digit code the app shows').fill(code);

@@ -5,6 +5,7 @@ import { formatDateTime } from '../ui/format.ts';
 import { ErrorText, QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
 import { StatusText } from './parts.tsx';
+import { QrCode } from './QrCode.tsx';
 import { SettingsLayout } from './SettingsLayout.tsx';
 import type { SignedInSession } from './types.ts';
 
@@ -120,8 +121,8 @@ function grouped(secret: string): string {
 }
 
 /**
- * Two-factor sign-in (TOTP): set up with the password, the secret to type or the `otpauth:` link
- * to open in an authenticator app, a first code to turn it on, the recovery codes shown once;
+ * Two-factor sign-in (TOTP): set up with the password, the secret as a QR code, as text to type or
+ * as the `otpauth:` link to open in an authenticator app, a first code to turn it on, the recovery codes shown once;
  * turning it off and new recovery codes take a code.
  */
 function TwoFactor() {
@@ -241,9 +242,10 @@ function TwoFactor() {
           }}
         >
           <p>
-            Add this key to your authenticator app (time-based, 6 digits), or open the link on the phone that
-            has the app:
+            Scan this code with your authenticator app, or type the key into it (time-based, 6 digits), or
+            open the link on the phone that has the app:
           </p>
+          <QrCode text={state.otpauthUri} label="QR code of the two-factor key for an authenticator app" />
           <p className="settings-row">
             <code data-testid="mfa-secret">{grouped(state.secret)}</code>
           </p>
