@@ -196,11 +196,15 @@ describe('project settings', () => {
   });
 });
 
-/** A session cookie of `email` (signed in through the API), for calls made outside the browser. */
-async function cookieHeaders(email: string): Promise<Record<string, string>> {
+/** A session of `email` (signed in through the API), for calls made outside the browser: its cookie and CSRF token. */
+async function cookieHeaders(email: string, userAgent?: string): Promise<Record<string, string>> {
   const response = await fetch(`${dashboard.base}/auth/login`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', origin: dashboard.base },
+    headers: {
+      'content-type': 'application/json',
+      origin: dashboard.base,
+      ...(userAgent === undefined ? {} : { 'user-agent': userAgent }),
+    },
     body: JSON.stringify({ email, password: PASSWORD }),
   });
   expect(response.status).toBe(200);
@@ -405,10 +409,21 @@ async function mailTo(address: string): Promise<string> {
 }
 
 describe('your profile', () => {
-  it('changes the name, lists the sessions (this one, another signed out), turns two-factor sign-in on with a real code, replaces the recovery codes and turns it off', async () => {
+  it('changes the name, lists the sessions (this one marked; one other signed out, then all others), turns two-factor sign-in on with a real code, replaces the recovery codes and turns it off', async () => {
     const person = dashboard.people.owner;
-    // Another session of the same person, signed in elsewhere.
-    await cookieHeaders(person.email);
+    // Two more sessions of the same person, signed in on a phone.
+    const phone =
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+    const elsewhere = [await cookieHeaders(person.email, phone), await cookieHeaders(person.email, phone)];
+    /** How many of those sessions still answer `GET /v1/me`. */
+    const live = async () => {
+      let count = 0;
+      for (const headers of elsewhere)
+        if ((await fetch(`${dashboard.base}/v1/me`, { headers: { cookie: headers.cookie ?? '' } })).ok)
+          count += 1;
+      return count;
+    };
+    expect(await live()).toBe(2);
     const { page, errors } = await dashboard.open('/settings/profile', { as: person });
     await page.getByRole('heading', { name: 'Your profile' }).waitFor();
     await expectAccessible(page);
@@ -422,13 +437,26 @@ describe('your profile', () => {
     const current = sessions.getByRole('row').filter({ hasText: 'This session' });
     await current.waitFor();
     expect(await current.textContent()).toMatch(/Chrome \d+ on Linux/);
-    expect(await sessions.getByRole('row').count()).toBeGreaterThanOrEqual(3);
+    const phones = sessions.getByRole('row').filter({ hasText: 'Safari 17 on iOS' });
+    expect(await phones.count()).toBe(2);
+    const rows = await sessions.locator('tbody tr').count();
+    await page
+      .getByRole('button', { name: /^Sign out Safari 17 on iOS/ })
+      .first()
+      .click();
+    await page.getByRole('status').filter({ hasText: 'That session is signed out.' }).waitFor();
+    await page.waitForFunction(
+      (expected) => document.querySelectorAll('tr[data-session-id]').length === expected,
+      rows - 1,
+    );
+    expect(await live()).toBe(1);
     await page.getByRole('button', { name: 'Sign out everywhere else' }).click();
     await page
       .getByRole('status')
       .filter({ hasText: /other sessions? (was|were) signed out/ })
       .waitFor();
     await page.waitForFunction(() => document.querySelectorAll('tr[data-session-id]').length === 1);
+    expect(await live()).toBe(0);
 
     await page.getByLabel('Your password, to set up two-factor sign-in').fill(PASSWORD);
     await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
@@ -506,12 +534,20 @@ describe('your profile', () => {
       as: person,
       allow: ['403 /v1/me/password'],
     });
+    /** Sends the form and waits for the API's answer (the status line of a previous change is still up). */
+    const changePassword = async () => {
+      const answered = page.waitForResponse(
+        (response) => response.url().endsWith('/v1/me/password') && response.request().method() === 'POST',
+      );
+      await page.getByRole('button', { name: 'Change password' }).click();
+      expect((await answered).status()).toBe(200);
+    };
     await page.getByLabel('Current password').fill('not the password');
     await page.getByLabel('New password (at least 8 characters)').fill('another long passphrase');
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByRole('alert').filter({ hasText: 'The current password is wrong' }).waitFor();
     await page.getByLabel('Current password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Change password' }).click();
+    await changePassword();
     await page.getByRole('status').filter({ hasText: 'Password changed.' }).waitFor();
     const signIn = (password: string) =>
       fetch(`${dashboard.base}/auth/login`, {
@@ -524,7 +560,7 @@ describe('your profile', () => {
     // Back to the harness's password, for whoever signs in as this person next.
     await page.getByLabel('Current password').fill('another long passphrase');
     await page.getByLabel('New password (at least 8 characters)').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Change password' }).click();
+    await changePassword();
     await page.getByRole('status').filter({ hasText: 'Password changed.' }).waitFor();
     expect((await signIn(PASSWORD)).status).toBe(200);
     expect(errors).toEqual([]);
