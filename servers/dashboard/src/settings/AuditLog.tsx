@@ -1,6 +1,6 @@
-import { useInfiniteQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, type Page } from '../api.ts';
+import { api, type Page, type Project } from '../api.ts';
 import { formatDateTime } from '../ui/format.ts';
 import { QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
@@ -73,13 +73,21 @@ function AuditLog() {
     getNextPageParam: (last) => last.nextCursor,
     select: (data) => data.pages.flatMap((page) => page.items),
   });
-  /** A target in words: a member by name, anything else by its kind. */
+  const projects = useQuery({
+    queryKey: ['projects', organization.id],
+    queryFn: () => api<{ items: Project[] }>('GET', `/v1/orgs/${organization.id}/projects`),
+  });
+  /** A target in words: a member or a project by name, anything else by its kind and id. */
   function targetOf(entry: AuditEntry): string {
     const target = entry.target;
     if (target === undefined) return '';
     if (target.type === 'user') {
       const member = members.data?.find((candidate) => candidate.userId === target.id);
       if (member !== undefined) return member.name ?? member.email;
+    }
+    if (target.type === 'project') {
+      const project = projects.data?.items.find((candidate) => candidate.id === target.id);
+      if (project !== undefined) return `project ${project.name}`;
     }
     return `${target.type.replace('_', ' ')} ${target.id}`;
   }

@@ -1,11 +1,20 @@
+import { type ComponentType, lazy, type ReactNode, Suspense } from 'react';
 import { Navigate } from 'react-router';
 import { useScopedHref } from '../ui/links.tsx';
 import type { AppRoute } from '../ui/routes.ts';
-import { AuditLogPage } from './AuditLog.tsx';
-import { MembersPage } from './Members.tsx';
-import { ProfilePage } from './Profile.tsx';
-import { ProjectSettingsPage } from './ProjectSettings.tsx';
-import { TokensPage } from './Tokens.tsx';
+
+// The settings pages are one lazy chunk (with the QR code encoder): the first load of the app
+// does not carry them.
+type Pages = typeof import('./pages.ts');
+
+function page(name: keyof Pages): ReactNode {
+  const Page = lazy(async () => ({ default: (await import('./pages.ts'))[name] as ComponentType }));
+  return (
+    <Suspense fallback={<p aria-busy="true">Loading…</p>}>
+      <Page />
+    </Suspense>
+  );
+}
 
 /** `/settings` opens the project's settings, keeping the organization and project. */
 function SettingsHome() {
@@ -15,9 +24,9 @@ function SettingsHome() {
 
 export const settingsRoutes: AppRoute[] = [
   { path: '/settings', element: <SettingsHome />, access: 'signed-in' },
-  { path: '/settings/project', element: <ProjectSettingsPage />, access: 'signed-in' },
-  { path: '/settings/members', element: <MembersPage />, access: 'signed-in' },
-  { path: '/settings/tokens', element: <TokensPage />, access: 'signed-in' },
-  { path: '/settings/audit', element: <AuditLogPage />, access: 'signed-in' },
-  { path: '/settings/profile', element: <ProfilePage />, access: 'signed-in' },
+  { path: '/settings/project', element: page('ProjectSettingsPage'), access: 'signed-in' },
+  { path: '/settings/members', element: page('MembersPage'), access: 'signed-in' },
+  { path: '/settings/tokens', element: page('TokensPage'), access: 'signed-in' },
+  { path: '/settings/audit', element: page('AuditLogPage'), access: 'signed-in' },
+  { path: '/settings/profile', element: page('ProfilePage'), access: 'signed-in' },
 ];
