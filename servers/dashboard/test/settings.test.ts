@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import jsQR from 'jsqr';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../api/src/modules/accounts/passwords.ts';
 import { insertUser } from '../../api/src/modules/accounts/repository.ts';
 import { type Dashboard, expectAccessible, PASSWORD, screenshot, startDashboard } from './harness.ts';
 
@@ -196,8 +197,16 @@ describe('project settings', () => {
   });
 });
 
-/** A session of `email` (signed in through the API), for calls made outside the browser: its cookie and CSRF token. */
+/**
+ * A session of `email` (signed in through the API), for calls made outside the browser: its cookie
+ * and CSRF token. Kept per address (`userAgent` aside): sign-in is rate limited per account (10)
+ * and per client address (30) in 15 minutes, and every test here signs in from 127.0.0.1.
+ */
+const sessionsByEmail = new Map<string, Record<string, string>>();
+
 async function cookieHeaders(email: string, userAgent?: string): Promise<Record<string, string>> {
+  const kept = userAgent === undefined ? sessionsByEmail.get(email) : undefined;
+  if (kept !== undefined) return kept;
   const response = await fetch(`${dashboard.base}/auth/login`, {
     method: 'POST',
     headers: {
@@ -210,7 +219,9 @@ async function cookieHeaders(email: string, userAgent?: string): Promise<Record<
   expect(response.status).toBe(200);
   const { csrfToken } = (await response.json()) as { csrfToken: string };
   const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  return { cookie, 'x-service-csrf': csrfToken };
+  const headers = { cookie, 'x-service-csrf': csrfToken };
+  if (userAgent === undefined) sessionsByEmail.set(email, headers);
+  return headers;
 }
 
 describe('organization', () => {
@@ -390,6 +401,34 @@ describe('organization', () => {
     await page.goto('/settings/audit');
     await page.getByText("The audit log is for the organization's admins and owners.").waitFor();
     await expectAccessible(page);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('a member leaves the organization from the members page', async () => {
+    const quitting = await insertUser(dashboard.test.database.database, {
+      email: 'quitting@example.com',
+      name: 'Quitting Person',
+      passwordHash: await hashPassword(PASSWORD),
+      emailVerified: true,
+    });
+    if (quitting === undefined) throw new Error('could not create quitting@example.com');
+    await dashboard.test.database.database
+      .insertInto('organization_members')
+      .values({ organization_id: organizationId, user_id: quitting.id, role: 'viewer' })
+      .execute();
+    const person = { id: quitting.id, email: 'quitting@example.com', role: 'viewer' as const };
+    const { page, errors } = await dashboard.open('/settings/members', { as: person });
+    await page.getByRole('button', { name: 'Leave Test project org' }).click();
+    await page.getByText('You lose access to its projects.').waitFor();
+    await page.getByRole('button', { name: 'Yes, leave' }).click();
+    await page.waitForURL(/\/sessions$/);
+    await page.getByText('No project yet.').waitFor();
+    const members = await fetch(`${dashboard.base}/v1/orgs/${organizationId}/members?limit=500`, {
+      headers: await cookieHeaders(dashboard.people.admin.email),
+    });
+    const emails = ((await members.json()) as { items: { email: string }[] }).items.map((item) => item.email);
+    expect(emails).not.toContain('quitting@example.com');
     expect(errors).toEqual([]);
     await page.context().close();
   });

@@ -1,5 +1,6 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { useNavigate } from 'react-router';
 import { api, type Page } from '../api.ts';
 import { formatDateTime } from '../ui/format.ts';
 import { ErrorText, QueryState } from '../ui/status.tsx';
@@ -46,6 +47,7 @@ export function MembersPage() {
 function MemberList() {
   const { organization, me } = useWorkspace();
   const queryClient = useQueryClient();
+  const navigate = useNavigate();
   const members = useMembers(organization.id);
   const [message, setMessage] = useState<string | undefined>();
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['settings', 'members', organization.id] });
@@ -60,8 +62,17 @@ function MemberList() {
     mutationFn: (member: Member) =>
       api<void>('DELETE', `/v1/orgs/${organization.id}/members/${member.userId}`),
     onMutate: () => setMessage(undefined),
-    onSuccess: (_, member) => setMessage(`${member.name ?? member.email} was removed.`),
-    onSettled: refresh,
+    onSuccess: async (_, member) => {
+      if (member.userId !== me.user.id) {
+        setMessage(`${member.name ?? member.email} was removed.`);
+        return;
+      }
+      // Left the organization: it is no longer theirs to see.
+      await queryClient.invalidateQueries({ queryKey: ['orgs'] });
+      navigate('/sessions');
+    },
+    // Not after leaving: the organization's members are no longer theirs to read.
+    onSettled: (_, error, member) => (error !== null || member.userId !== me.user.id ? refresh() : undefined),
   });
   const administrator = administers(organization.role);
   const error = changeRole.error ?? remove.error;
@@ -79,7 +90,7 @@ function MemberList() {
                 <th scope="col">E-mail address</th>
                 <th scope="col">Role</th>
                 <th scope="col">Joined</th>
-                {administrator ? <th scope="col">Actions</th> : null}
+                <th scope="col">Actions</th>
               </tr>
             </thead>
             <tbody>
@@ -116,23 +127,25 @@ function MemberList() {
                       )}
                     </td>
                     <td>{formatDateTime(member.joinedAt)}</td>
-                    {administrator ? (
-                      <td>
-                        {locked ? null : (
-                          <ConfirmButton
-                            label={you ? 'Leave' : `Remove ${label}`}
-                            confirmLabel={you ? 'Yes, leave' : 'Yes, remove'}
-                            question={
-                              you
-                                ? `Leave ${organization.name}?`
-                                : `Remove ${label} from ${organization.name}?`
-                            }
-                            pending={remove.isPending}
-                            onConfirm={() => remove.mutate(member)}
-                          />
-                        )}
-                      </td>
-                    ) : null}
+                    <td>
+                      {you ? (
+                        <ConfirmButton
+                          label={`Leave ${organization.name}`}
+                          confirmLabel="Yes, leave"
+                          question="You lose access to its projects."
+                          pending={remove.isPending}
+                          onConfirm={() => remove.mutate(member)}
+                        />
+                      ) : administrator && !locked ? (
+                        <ConfirmButton
+                          label={`Remove ${label}`}
+                          confirmLabel="Yes, remove"
+                          question={`Remove ${label} from ${organization.name}?`}
+                          pending={remove.isPending}
+                          onConfirm={() => remove.mutate(member)}
+                        />
+                      ) : null}
+                    </td>
                   </tr>
                 );
               })}

@@ -150,8 +150,8 @@ function SettingsForm({
     },
   });
   const error = save.error?.message;
-  /** Whether the API's error names this field (its message gives the path, as `lossPct`). */
-  const names = (field: string) => error?.includes(field) === true;
+  /** Whether the API's error names this field (its message gives the path: `/settings/…/lossPct`). */
+  const names = (field: string) => error !== undefined && new RegExp(`/${field}\\b`).test(error);
   const invalid = (field: string) =>
     names(field) ? { 'aria-invalid': true as const, 'aria-describedby': errorId } : {};
 

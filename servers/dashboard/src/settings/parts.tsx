@@ -1,4 +1,4 @@
-import { type ReactNode, useId, useState } from 'react';
+import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
 
 // Small controls the settings pages share: copying a secret, a two-step destructive button, a
 // list of strings to edit, and the status line after a save.
@@ -44,6 +44,11 @@ export function ConfirmButton({
   pending?: boolean;
 }) {
   const [asking, setAsking] = useState(false);
+  const confirm = useRef<HTMLButtonElement>(null);
+  // Keyboard users land on the question's answer, not on the page's start.
+  useEffect(() => {
+    if (asking) confirm.current?.focus();
+  }, [asking]);
   if (!asking)
     return (
       <button type="button" onClick={() => setAsking(true)}>
@@ -54,6 +59,7 @@ export function ConfirmButton({
     <span className="settings-confirm">
       <span>{question}</span>
       <button
+        ref={confirm}
         type="button"
         className="danger"
         disabled={pending}
