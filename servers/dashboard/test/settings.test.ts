@@ -432,6 +432,30 @@ describe('organization', () => {
     expect(errors).toEqual([]);
     await page.context().close();
   });
+
+  it('an admin renames the organization; the switcher follows', async () => {
+    const { page, errors } = await dashboard.open('/settings/members', { as: dashboard.people.admin });
+    const rename = async (name: string) => {
+      await page.getByLabel('Organization name').fill(name);
+      await page.getByRole('button', { name: 'Rename' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `The organization is now ${name}.` })
+        .waitFor();
+      await page.getByRole('heading', { name: `People in ${name}` }).waitFor();
+      const switcher = page.getByRole('combobox', { name: 'Organization' });
+      expect(await switcher.locator('option:checked').textContent()).toBe(name);
+      const answer = await fetch(`${dashboard.base}/v1/orgs/${organizationId}`, {
+        headers: await cookieHeaders(dashboard.people.admin.email),
+      });
+      expect(((await answer.json()) as { name: string }).name).toBe(name);
+    };
+    await rename('Acme Telehealth');
+    // Back, for the names the other tests read.
+    await rename('Test project org');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
 });
 
 /** The text of the e-mail written for `address` (no SMTP: `<dataDir>/mail/*.eml`). */

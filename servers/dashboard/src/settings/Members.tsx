@@ -1,7 +1,7 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { useNavigate } from 'react-router';
-import { api, type Page } from '../api.ts';
+import { api, type Organization, type Page } from '../api.ts';
 import { formatDateTime } from '../ui/format.ts';
 import { ErrorText, QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
@@ -37,10 +37,50 @@ export function MembersPage() {
   const { organization } = useWorkspace();
   return (
     <SettingsLayout title="Members">
-      {administers(organization.role) ? null : <ReadOnlyNote what="who is in the organization" />}
+      {administers(organization.role) ? (
+        <OrganizationName />
+      ) : (
+        <ReadOnlyNote what="who is in the organization" />
+      )}
       <MemberList />
       {administers(organization.role) ? <Invitations /> : null}
     </SettingsLayout>
+  );
+}
+
+/** Renaming the organization (admins and owners): `PATCH /v1/orgs/{orgId}`. */
+function OrganizationName() {
+  const { organization } = useWorkspace();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState(organization.name);
+  const rename = useMutation({
+    mutationFn: () => api<Organization>('PATCH', `/v1/orgs/${organization.id}`, { name }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['orgs'] }),
+  });
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    rename.mutate();
+  }
+  return (
+    <section className="settings-section" aria-labelledby="organization-title">
+      <h2 id="organization-title">Organization</h2>
+      <form
+        onSubmit={submit}
+        noValidate
+        className="settings-row settings-inline-form"
+        aria-label="Organization"
+      >
+        <label>
+          Organization name
+          <input value={name} onChange={(event) => setName(event.target.value)} />
+        </label>
+        <button type="submit" className="primary" disabled={rename.isPending}>
+          Rename
+        </button>
+      </form>
+      {rename.error ? <ErrorText>{rename.error.message}</ErrorText> : null}
+      {rename.isSuccess ? <StatusText>The organization is now {rename.data.name}.</StatusText> : null}
+    </section>
   );
 }
 

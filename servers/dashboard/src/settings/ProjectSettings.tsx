@@ -51,10 +51,7 @@ export function ProjectSettingsPage() {
           <>
             <ProjectKey project={data} />
             <QueryState query={config}>
-              {(sdk) => (
-                // A new form once the server's answer changes (after a save): it starts from it.
-                <SettingsForm key={data.updatedAt} project={data} defaults={sdk} onSaved={setSaved} />
-              )}
+              {(sdk) => <SettingsForm project={data} defaults={sdk} onSaved={setSaved} />}
             </QueryState>
             {saved === undefined ? null : <StatusText>{saved}</StatusText>}
             <DeleteProject project={data} />
@@ -141,6 +138,8 @@ function SettingsForm({
     mutationFn: () => api<ProjectDetails>('PATCH', `/v1/projects/${project.id}`, patchOf(draft)),
     onMutate: () => onSaved(undefined),
     onSuccess: async (updated) => {
+      // The form goes on from what the server stored (a key rotation meanwhile keeps the edits).
+      setDraft(draftOf(updated));
       onSaved(`Saved at ${new Date(updated.updatedAt).toLocaleTimeString()}`);
       queryClient.setQueryData(projectQueryKey(project.id), updated);
       await Promise.all([
