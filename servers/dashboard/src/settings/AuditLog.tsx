@@ -85,6 +85,9 @@ function AuditLog() {
       const member = members.data?.find((candidate) => candidate.userId === target.id);
       if (member !== undefined) return member.name ?? member.email;
     }
+    const named = entry.details.name ?? entry.details.email;
+    if ((target.type === 'api_token' || target.type === 'invitation') && typeof named === 'string')
+      return `${target.type === 'api_token' ? 'API token' : 'invitation to'} ${named}`;
     if (target.type === 'project') {
       const project = projects.data?.items.find((candidate) => candidate.id === target.id);
       if (project !== undefined) return `project ${project.name}`;
