@@ -5,6 +5,7 @@ import { callRoutes } from '../calls/routes.tsx';
 import { issueRoutes } from '../issues/routes.tsx';
 import { notificationRoutes } from '../notifications/routes.tsx';
 import { sessionRoutes } from '../sessions/routes.tsx';
+import { settingsRoutes } from '../settings/routes.tsx';
 import type { AppRoute } from '../ui/routes.ts';
 import { SignedIn } from './SignedIn.tsx';
 
@@ -15,6 +16,7 @@ const ROUTES: AppRoute[] = [
   ...callRoutes,
   ...issueRoutes,
   ...notificationRoutes,
+  ...settingsRoutes,
 ];
 
 /** A page that may be a lazy chunk (`React.lazy` in its area's routes.tsx): a note while it loads. */

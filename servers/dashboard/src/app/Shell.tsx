@@ -12,6 +12,7 @@ const NAVIGATION: [string, string][] = [
   ['/calls', 'Calls'],
   ['/issues', 'Issues'],
   ['/notifications', 'Notifications'],
+  ['/settings/project', 'Settings'],
 ];
 
 /** The id `wanted` when `items` has it, else the first item's; undefined while loading. */

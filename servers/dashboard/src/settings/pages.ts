@@ -1,0 +1,6 @@
+// Every settings page, for the lazy chunk `routes.tsx` loads.
+export { AuditLogPage } from './AuditLog.tsx';
+export { MembersPage } from './Members.tsx';
+export { ProfilePage } from './Profile.tsx';
+export { ProjectSettingsPage } from './ProjectSettings.tsx';
+export { TokensPage } from './Tokens.tsx';

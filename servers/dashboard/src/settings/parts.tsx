@@ -1,0 +1,183 @@
+import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
+
+// Small controls the settings pages share: copying a secret, a two-step destructive button, a
+// list of strings to edit, and the status line after a save.
+
+/** Copies `text` to the clipboard and says so; when the browser refuses, says to copy by hand. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState('copied');
+    } catch {
+      setState('failed');
+    }
+  }
+  return (
+    <>
+      <button type="button" onClick={copy}>
+        {label}
+      </button>
+      <span role="status" className="settings-status">
+        {state === 'copied' ? 'Copied' : state === 'failed' ? 'Select the text and copy it' : ''}
+      </span>
+    </>
+  );
+}
+
+/**
+ * A button for an action that cannot be undone: the first press asks, a second one (“Yes, …”)
+ * acts; “Cancel” puts it back.
+ */
+export function ConfirmButton({
+  label,
+  confirmLabel,
+  question,
+  onConfirm,
+  pending = false,
+}: {
+  label: string;
+  confirmLabel: string;
+  question: ReactNode;
+  onConfirm: () => void;
+  pending?: boolean;
+}) {
+  const [asking, setAsking] = useState(false);
+  const confirm = useRef<HTMLButtonElement>(null);
+  // Keyboard users land on the question's answer, not on the page's start.
+  useEffect(() => {
+    if (asking) confirm.current?.focus();
+  }, [asking]);
+  if (!asking)
+    return (
+      <button type="button" onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  return (
+    <span className="settings-confirm">
+      <span>{question}</span>
+      <button
+        ref={confirm}
+        type="button"
+        className="danger"
+        disabled={pending}
+        onClick={() => {
+          onConfirm();
+          setAsking(false);
+        }}
+      >
+        {confirmLabel}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}
+
+/** A list of strings with a remove button each and a field to add one (`disabled`: read-only). */
+export function ListEditor({
+  label,
+  items,
+  onChange,
+  disabled,
+  placeholder,
+  empty,
+}: {
+  label: string;
+  items: string[];
+  onChange: (items: string[]) => void;
+  disabled: boolean;
+  placeholder?: string;
+  empty: string;
+}) {
+  const [draft, setDraft] = useState('');
+  const inputId = useId();
+  function add() {
+    const value = draft.trim();
+    if (value === '' || items.includes(value)) return;
+    onChange([...items, value]);
+    setDraft('');
+  }
+  return (
+    <div className="settings-list">
+      {items.length === 0 ? (
+        <p>{empty}</p>
+      ) : (
+        <ul aria-label={label}>
+          {items.map((item) => (
+            <li key={item}>
+              <code>{item}</code>
+              {disabled ? null : (
+                <button type="button" onClick={() => onChange(items.filter((other) => other !== item))}>
+                  Remove <span className="visually-hidden">{item}</span>
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {disabled ? null : (
+        <div className="settings-row">
+          <label htmlFor={inputId} className="visually-hidden">
+            Add to {label.toLowerCase()}
+          </label>
+          <input
+            id={inputId}
+            value={draft}
+            placeholder={placeholder}
+            onChange={(event) => setDraft(event.target.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Enter') {
+                event.preventDefault();
+                add();
+              }
+            }}
+          />
+          <button type="button" onClick={add}>
+            Add
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** The polite status line after an action (“Saved”), read out by screen readers. */
+export function StatusText({ children }: { children: ReactNode }) {
+  return (
+    <p role="status" className="settings-status">
+      {children}
+    </p>
+  );
+}
+
+/**
+ * A labelled `<select>`: the label points at it (not wrapped around it), so its accessible name
+ * is the label alone, not the label and the chosen option.
+ */
+export function SelectField({
+  label,
+  value,
+  onChange,
+  children,
+  className,
+}: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  children: ReactNode;
+  className?: string;
+}) {
+  const id = useId();
+  return (
+    <div className={`settings-field ${className ?? ''}`}>
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(event) => onChange(event.target.value)}>
+        {children}
+      </select>
+    </div>
+  );
+}
