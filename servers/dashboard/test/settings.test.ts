@@ -423,7 +423,8 @@ describe('organization', () => {
     await page.getByText('You lose access to its projects.').waitFor();
     await page.getByRole('button', { name: 'Yes, leave' }).click();
     await page.waitForURL(/\/sessions$/);
-    await page.getByText('No project yet.').waitFor();
+    // With no organization left, the app offers to create one (src/app/Onboarding.tsx).
+    await page.getByRole('heading', { name: 'Create your organization' }).waitFor();
     const members = await fetch(`${dashboard.base}/v1/orgs/${organizationId}/members?limit=500`, {
       headers: await cookieHeaders(dashboard.people.admin.email),
     });
