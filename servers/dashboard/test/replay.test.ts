@@ -1,3 +1,4 @@
+import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../api/src/platform/secrets.ts';
@@ -39,6 +40,21 @@ afterAll(async () => {
   await dashboard?.close();
 });
 
+/**
+ * axe-core on a page with the player: no serious or critical violation in our page. The replayed
+ * page (the customer's recording, in rrweb's sandboxed iframe, where no script may run, axe's
+ * included) is left out: it is what their users saw, not our interface.
+ */
+async function expectPlayerAccessible(page: Page): Promise<void> {
+  const results = await new AxeBuilder({ page }).exclude('.player-screen').analyze();
+  const serious = results.violations.filter(
+    (violation) => violation.impact === 'serious' || violation.impact === 'critical',
+  );
+  expect(
+    serious.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target).join(', ')})`),
+  ).toEqual([]);
+}
+
 /** The replayed page: rrweb's iframe inside the player. */
 const replayed = (page: Page) => page.frameLocator('.player-screen iframe');
 
@@ -75,8 +91,234 @@ describe('the session page', () => {
       expect(body).not.toContain('Private note');
       expect(await replayed(page).locator('#note').textContent()).toMatch(/^\*+( \*+)+$/);
       expect(await replayed(page).locator('#password').inputValue()).not.toContain('hunter2');
+      await expectPlayerAccessible(page);
       expect(errors).toEqual([]);
       await page.context().close();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'puts the click, error and custom event markers at their times; ?t= opens there; the event list follows and seeks',
+    async () => {
+      const events = chunks.flatMap((chunk) => chunk.events as Json[]);
+      const offsetOf = (found: Json) => found.t - startedAt;
+      const custom = events.find((event) => event.type === 'custom' && event.name === 'checkout_failed');
+      const error = events.find((event) => event.type === 'error' && event.message === 'Replay test failure');
+      const clicks = events.filter(
+        (event) =>
+          event.type === 'rrweb' &&
+          event.data.type === 3 &&
+          event.data.data.source === 2 &&
+          event.data.data.type === 2,
+      );
+      expect(custom).toBeDefined();
+      expect(error).toBeDefined();
+      expect(clicks).toHaveLength(2);
+      // The events are where the test acted (measured in the page).
+      expect(Math.abs(offsetOf(custom) - (recording.trackAt - startedAt))).toBeLessThan(100);
+      expect(Math.abs(offsetOf(error) - (recording.errorAt - startedAt))).toBeLessThan(1000);
+      expect(Math.abs(offsetOf(clicks[0]) - (recording.clickAt - startedAt))).toBeLessThan(1000);
+
+      const t = Math.round(offsetOf(error));
+      const { page, errors } = await dashboard.open(`/sessions/${recording.sessionId}?t=${t}`, {
+        as: dashboard.people.viewer,
+      });
+      await replayed(page).locator('#save').waitFor({ timeout: 20_000 });
+      // ?t= opens at that offset, paused: the click happened before it.
+      await expect.poll(() => currentOffset(page)).toBe(t);
+      expect(await page.getByLabel('Current time').textContent()).toBe(formatClock(t));
+      expect(await replayed(page).locator('#result').textContent()).toMatch(/^\*+ \*+$/);
+
+      const duration = Number(await page.getByRole('slider', { name: 'Seek' }).getAttribute('max'));
+      const track = await page.locator('.timeline-track').boundingBox();
+      if (track === null) throw new Error('no timeline');
+      for (const [kind, event] of [
+        ['click', clicks[0]],
+        ['error', error],
+        ['custom', custom],
+      ] as const) {
+        const marker = page.locator(`.timeline-marker[data-marker-kind="${kind}"]`).first();
+        expect(Number(await marker.getAttribute('data-offset')), kind).toBe(Math.round(offsetOf(event)));
+        const box = await marker.boundingBox();
+        if (box === null) throw new Error(`no ${kind} marker`);
+        const position = (box.x + box.width / 2 - track.x) / track.width;
+        expect(Math.abs(position - offsetOf(event) / duration), kind).toBeLessThan(0.01);
+      }
+      // The event list's current row is the error at ?t=.
+      const currentRow = page.locator('.event-row[aria-current="true"]');
+      expect(await currentRow.getAttribute('data-offset')).toBe(String(t));
+      expect(await currentRow.textContent()).toContain('Replay test failure');
+
+      // A click on a row seeks there.
+      await page.locator('.event-row', { hasText: 'checkout_failed' }).click();
+      await expect.poll(() => currentOffset(page)).toBe(Math.round(offsetOf(custom)));
+      expect(await currentRow.textContent()).toContain('checkout_failed');
+
+      // Playing from the start, the current row follows playback to the error.
+      await page.locator('.event-row').first().click();
+      await page.getByLabel('Speed').selectOption('4');
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await expect.poll(() => currentRow.textContent(), { timeout: 20_000 }).toContain('Replay test failure');
+      // Viewers may not share (sessions:write).
+      expect(await page.getByRole('button', { name: 'Share' }).count()).toBe(0);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'draws a missing chunk and an SDK gap as not recorded, and playback jumps over them visibly',
+    async () => {
+      const events: Json[] = chunks.flatMap((chunk) => chunk.events as Json[]);
+      const last = events.at(-1).t;
+      // An SDK-reported gap at the end: the tab was in the background for 5 s.
+      const withGap = [
+        ...events,
+        { t: last + 5000, type: 'gap', fromT: last, toT: last + 5000, reason: 'hidden' },
+      ];
+      const perChunk = Math.ceil(withGap.length / 4);
+      const sessionId = await ingestSynthetic(dashboard, chunks[0], withGap, {
+        perChunk,
+        keep: (seq) => seq !== 1,
+      });
+      await dashboard.test.processingWorker.runUntilIdle();
+      const { page, errors } = await dashboard.open(`/sessions/${sessionId}`, {
+        as: dashboard.people.member,
+      });
+      await replayed(page).locator('#save').waitFor({ timeout: 20_000 });
+      const notRecorded = page.getByRole('list', { name: 'Not recorded' });
+      await expect
+        .poll(() => notRecorded.textContent())
+        .toContain('Not recorded: chunk 1 of the recording never arrived');
+      expect(await notRecorded.textContent()).toContain('Not recorded: the tab was in the background');
+      const missing = page.locator(
+        '.timeline-gap[title="Not recorded: chunk 1 of the recording never arrived"]',
+      );
+      expect(await missing.count()).toBe(1);
+      const from = Number(await missing.getAttribute('data-gap-from'));
+      const to = Number(await missing.getAttribute('data-gap-to'));
+      expect(from).toBe(Math.round(events[perChunk - 1].t - events[0].t));
+      expect(to).toBe(Math.round(events[2 * perChunk].t - events[0].t));
+      expect((await missing.boundingBox())?.width).toBeGreaterThan(0);
+
+      // Playing into the gap jumps to its end and says so (inactivity skipping off, so it is
+      // the gap that is skipped).
+      await page.getByRole('checkbox', { name: 'Skip inactivity' }).uncheck();
+      await page.getByRole('slider', { name: 'Seek' }).fill(String(Math.max(0, from - 300)));
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await expect
+        .poll(() => page.getByRole('status').filter({ hasText: 'Skipped' }).textContent(), {
+          timeout: 15_000,
+        })
+        .toContain('that was not recorded: chunk 1 of the recording never arrived');
+      expect(await currentOffset(page)).toBeGreaterThanOrEqual(to);
+      await expectPlayerAccessible(page);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'skips inactivity when the toggle is on, and not when it is off (?skipInactivity=0)',
+    async () => {
+      // The same recording with 40 s of inactivity between the typing and the click.
+      const events: Json[] = chunks.flatMap((chunk) => chunk.events as Json[]);
+      const shifted = events.map((event) =>
+        event.t < recording.clickAt ? shiftEvent(event, -40_000) : event,
+      );
+      const sessionId = await ingestSynthetic(dashboard, chunks[0], shifted);
+      const { page, errors } = await dashboard.open(`/sessions/${sessionId}`, {
+        as: dashboard.people.member,
+      });
+      await replayed(page).locator('#save').waitFor({ timeout: 20_000 });
+      expect(await page.getByRole('checkbox', { name: 'Skip inactivity' }).isChecked()).toBe(true);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      // The 40 s are skipped, visibly.
+      await expect.poll(() => currentOffset(page), { timeout: 15_000 }).toBeGreaterThan(40_000);
+      expect(await page.getByRole('status').filter({ hasText: 'Skipped' }).textContent()).toMatch(
+        /^Skipped \d+ s of inactivity$/,
+      );
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+
+      await page.goto(`/sessions/${sessionId}?skipInactivity=0`);
+      await replayed(page).locator('#save').waitFor({ timeout: 20_000 });
+      const toggle = page.getByRole('checkbox', { name: 'Skip inactivity' });
+      expect(await toggle.isChecked()).toBe(false);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForTimeout(4000);
+      const offset = await currentOffset(page);
+      expect(offset).toBeGreaterThan(2000);
+      expect(offset).toBeLessThan(6000);
+      // Turned on while playing, it skips the rest.
+      await toggle.check();
+      await expect.poll(() => currentOffset(page), { timeout: 15_000 }).toBeGreaterThan(40_000);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    },
+    TIMEOUT,
+  );
+});
+
+/** An event moved by `delta` ms (its rrweb timestamp too). */
+function shiftEvent(event: Json, delta: number): Json {
+  const moved = { ...event, t: event.t + delta };
+  if (event.type === 'rrweb') moved.data = { ...event.data, timestamp: event.data.timestamp + delta };
+  return moved;
+}
+
+describe('the share view', () => {
+  it(
+    'creates a link on the session page; it plays signed out; once expired it says so and the API 404s',
+    async () => {
+      const { page, errors } = await dashboard.open(`/sessions/${recording.sessionId}`, {
+        as: dashboard.people.member,
+      });
+      await replayed(page).locator('#save').waitFor({ timeout: 20_000 });
+      // Mid-playback, for the README.
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await expect.poll(() => currentOffset(page), { timeout: 10_000 }).toBeGreaterThan(1500);
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await screenshot(page, 'session');
+
+      await page.getByRole('button', { name: 'Share', exact: true }).click();
+      await page.getByLabel('Expires after').selectOption({ label: '1 hour' });
+      await page.getByRole('button', { name: 'Create link' }).click();
+      const link = await page.getByLabel('Share link').inputValue();
+      expect(link).toMatch(new RegExp(`^${dashboard.base}/share/[0-9a-z]+$`));
+      const token = link.split('/').at(-1) ?? '';
+      expect(errors).toEqual([]);
+      await page.context().close();
+
+      // Signed out: a new context without the cookie.
+      const shared = await dashboard.open(new URL(link).pathname);
+      await shared.page.getByRole('heading', { name: /^Shared session/ }).waitFor();
+      await replayed(shared.page).locator('#save').waitFor({ timeout: 20_000 });
+      expect(await replayed(shared.page).locator('body').innerHTML()).not.toContain('hunter2');
+      // Read-only: no sharing, no navigation of the app.
+      expect(await shared.page.getByRole('button', { name: 'Share' }).count()).toBe(0);
+      expect(await shared.page.getByRole('navigation', { name: 'Main' }).count()).toBe(0);
+      await expectPlayerAccessible(shared.page);
+      expect(shared.errors).toEqual([]);
+      await shared.context.close();
+
+      await dashboard.test.database.database
+        .updateTable('share_links')
+        .set({ expires_at: new Date(Date.now() - 1000) })
+        .where('token_hash', '=', hashSecret(token))
+        .execute();
+      const api = await fetch(link, { headers: { accept: 'application/json' } });
+      expect(api.status).toBe(404);
+      const expired = await dashboard.open(new URL(link).pathname, { allow: [`404 /share/${token}`] });
+      await expect
+        .poll(() => expired.page.getByRole('alert').textContent())
+        .toBe('This link has expired or does not exist.');
+      expect(await expired.page.locator('.player-screen').count()).toBe(0);
+      await expectAccessible(expired.page);
+      expect(expired.errors).toEqual([]);
+      await expired.context.close();
     },
     TIMEOUT,
   );

@@ -191,7 +191,9 @@ export function Player({
         <p className="player-status" role="status">
           {state?.skipped === undefined
             ? ''
-            : `Skipped ${formatDuration(state.skipped.to - state.skipped.from)} that was not recorded: ${state.skipped.reason}`}
+            : state.skipped.key.startsWith('inactive:')
+              ? `Skipped ${formatDuration(state.skipped.to - state.skipped.from)} of inactivity`
+              : `Skipped ${formatDuration(state.skipped.to - state.skipped.from)} that was not recorded: ${state.skipped.reason}`}
         </p>
       </section>
       <section className="player-events" aria-labelledby="events-title">

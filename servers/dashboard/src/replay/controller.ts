@@ -1,5 +1,5 @@
 import { Replayer } from '@rrweb/replay';
-import { type Gap, gapAt } from './timeline.ts';
+import { type Gap, gapAt, isInteraction } from './timeline.ts';
 import type { ChunkManifestEntry, StoredChunk, WireEvent } from './types.ts';
 
 // The replay engine: rrweb's Replayer fed with the session's chunks as playback needs them.
@@ -28,6 +28,9 @@ const PREFETCH_CHUNKS = 3;
 /** Gaps of inactivity longer than this are fast-forwarded when "Skip inactivity" is on. */
 export const INACTIVITY_THRESHOLD_MS = 10_000;
 
+/** Skipping inactivity lands this long before the next interaction. */
+const INACTIVITY_SKIP_LANDING_MS = 1000;
+
 export const SPEEDS = [0.5, 1, 2, 4, 8, 16] as const;
 
 /** What the controls show. */
@@ -39,7 +42,7 @@ export interface PlayerState {
   loading: boolean;
   speed: number;
   skipInactive: boolean;
-  /** The last gap playback jumped over. */
+  /** The last gap playback jumped over, or the inactivity it skipped. */
   skipped?: Gap;
   ended: boolean;
   error?: string;
@@ -89,6 +92,8 @@ export class ReplayController {
   private readonly timer: ReturnType<typeof setInterval>;
   private resizeObserver: ResizeObserver | undefined;
   private dimensions = { width: 1280, height: 720 };
+  /** Epoch ms of every user interaction in the chunks loaded so far, sorted. */
+  private interactions: number[] = [];
 
   constructor(options: ReplayOptions) {
     this.options = options;
@@ -134,6 +139,8 @@ export class ReplayController {
     let loading = this.cache.get(entry.seq);
     if (loading === undefined) {
       loading = this.options.loadChunk(entry.seq).then((chunk) => {
+        const times = chunk.events.filter(isInteraction).map((event) => event.t);
+        if (times.length > 0) this.interactions = [...this.interactions, ...times].sort((a, b) => a - b);
         this.options.onChunk?.(chunk);
         return chunk;
       });
@@ -229,8 +236,9 @@ export class ReplayController {
       this.options.root.replaceChildren();
       const replayer = new Replayer(replayable as never, {
         root: this.options.root,
-        skipInactive: this.state.skipInactive,
-        inactivePeriodThreshold: INACTIVITY_THRESHOLD_MS,
+        // Inactivity is skipped here (tick), not by rrweb: its fast-forward only starts on the
+        // next event it plays, so turning it on in the middle of a quiet stretch did nothing.
+        skipInactive: false,
         speed: this.state.speed,
         showWarning: false,
         mouseTail: false,
@@ -259,8 +267,10 @@ export class ReplayController {
   private fit(): void {
     const wrapper = this.replayer?.wrapper;
     if (wrapper === undefined) return;
-    const available = this.options.root.clientWidth || this.dimensions.width;
-    const scale = Math.min(1, available / this.dimensions.width);
+    const width = this.options.root.clientWidth || this.dimensions.width;
+    // The whole recorded viewport in view, with room for the controls under it.
+    const height = Math.max(240, (typeof window === 'undefined' ? 900 : window.innerHeight) * 0.6);
+    const scale = Math.min(1, width / this.dimensions.width, height / this.dimensions.height);
     wrapper.style.transform = `scale(${scale})`;
     wrapper.style.transformOrigin = 'top left';
     this.options.root.style.height = `${Math.ceil(this.dimensions.height * scale)}px`;
@@ -314,8 +324,28 @@ export class ReplayController {
       void this.seek(gap.to, true);
       return;
     }
+    const now = this.options.startedAt + offset;
     const loadedEnd = timeOf(this.chunks[this.appended], 'lastEventAt');
-    if (this.options.startedAt + offset + LOOKAHEAD_MS > loadedEnd) void this.appendAhead();
+    if (this.state.skipInactive) {
+      // Skip inactivity: no interaction for more than the threshold ahead, jump to the next one
+      // (or to the end of what is loaded, which then loads on).
+      const next = this.interactions.find((time) => time > now) ?? loadedEnd;
+      if (next - now > INACTIVITY_THRESHOLD_MS) {
+        // A gap on the way is not inactivity: stop at it, and it is skipped as not recorded.
+        const gapAhead = this.options.gaps.find((candidate) => candidate.from > offset);
+        const nextOffset = next - this.options.startedAt;
+        const to =
+          gapAhead !== undefined && gapAhead.from <= nextOffset
+            ? gapAhead.from
+            : nextOffset - INACTIVITY_SKIP_LANDING_MS;
+        if (to - offset >= INACTIVITY_SKIP_LANDING_MS) {
+          this.update({ skipped: { key: `inactive:${offset}`, from: offset, to, reason: 'inactivity' } });
+          void this.seek(to, true);
+          return;
+        }
+      }
+    }
+    if (now + LOOKAHEAD_MS > loadedEnd) void this.appendAhead();
     if (Math.abs(offset - this.state.offset) >= 50) this.update({ offset });
   }
 
@@ -341,7 +371,6 @@ export class ReplayController {
   }
 
   setSkipInactive(skipInactive: boolean): void {
-    this.replayer?.setConfig({ skipInactive });
     this.update({ skipInactive });
   }
 

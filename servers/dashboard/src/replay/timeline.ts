@@ -100,11 +100,31 @@ export function markersOfFindings(issues: SessionIssue[], start: number): Marker
     }));
 }
 
+/** At the same time, a click comes before what it caused (an error, a navigation…). */
+const ORDER: Record<MarkerKind, number> = {
+  click: 0,
+  nav: 1,
+  custom: 2,
+  call: 3,
+  trigger: 4,
+  error: 5,
+  finding: 6,
+};
+
 /** Markers of several sources in time order, each event once. */
 export function mergeMarkers(...lists: Marker[][]): Marker[] {
   const byKey = new Map<string, Marker>();
   for (const list of lists) for (const marker of list) byKey.set(marker.key, marker);
-  return [...byKey.values()].sort((left, right) => left.offset - right.offset);
+  return [...byKey.values()].sort(
+    (left, right) => left.offset - right.offset || ORDER[left.kind] - ORDER[right.kind],
+  );
+}
+
+/** rrweb: an incremental snapshot (3) of what a person does (mouse, scroll, resize, input: sources 1-5). */
+export function isInteraction(event: WireEvent): boolean {
+  const data = event.data as { type?: number; data?: { source?: number } } | undefined;
+  const source = data?.data?.source;
+  return data?.type === 3 && typeof source === 'number' && source >= 1 && source <= 5;
 }
 
 function chunkTime(chunk: ChunkManifestEntry | undefined, field: 'firstEventAt' | 'lastEventAt') {
