@@ -51,7 +51,10 @@ async function expectPlayerAccessible(page: Page): Promise<void> {
     (violation) => violation.impact === 'serious' || violation.impact === 'critical',
   );
   expect(
-    serious.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target).join(', ')})`),
+    serious.map(
+      (violation) =>
+        `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target).join(', ')})`,
+    ),
   ).toEqual([]);
 }
 
@@ -279,9 +282,9 @@ describe('the share view', () => {
       await replayed(page).locator('#save').waitFor({ timeout: 20_000 });
       // Mid-playback, for the README.
       await page.getByRole('button', { name: 'Play', exact: true }).click();
-      await expect.poll(() => currentOffset(page), { timeout: 10_000 }).toBeGreaterThan(1500);
-      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await expect.poll(() => currentOffset(page), { timeout: 10_000 }).toBeGreaterThan(2500);
       await screenshot(page, 'session');
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
 
       await page.getByRole('button', { name: 'Share', exact: true }).click();
       await page.getByLabel('Expires after').selectOption({ label: '1 hour' });

@@ -269,7 +269,7 @@ export class ReplayController {
     if (wrapper === undefined) return;
     const width = this.options.root.clientWidth || this.dimensions.width;
     // The whole recorded viewport in view, with room for the controls under it.
-    const height = Math.max(240, (typeof window === 'undefined' ? 900 : window.innerHeight) * 0.6);
+    const height = Math.max(240, (typeof window === 'undefined' ? 900 : window.innerHeight) * 0.45);
     const scale = Math.min(1, width / this.dimensions.width, height / this.dimensions.height);
     wrapper.style.transform = `scale(${scale})`;
     wrapper.style.transformOrigin = 'top left';

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useCallback } from 'react';
 import { useParams, useSearchParams } from 'react-router';
 import { api, type Page } from '../api.ts';
-import { Player } from '../replay/Player.tsx';
+import { LazyPlayer as Player } from '../replay/LazyPlayer.tsx';
 import { replayParameters } from '../replay/parameters.ts';
 import { MARKED_EVENT_TYPES, markersOfEvents, markersOfFindings, mergeMarkers } from '../replay/timeline.ts';
 import type { FlatEvent, SessionDetail, SessionIssue, StoredChunk } from '../replay/types.ts';

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useCallback } from 'react';
 import { useParams, useSearchParams } from 'react-router';
-import { Player } from '../replay/Player.tsx';
+import { LazyPlayer as Player } from '../replay/LazyPlayer.tsx';
 import { replayParameters } from '../replay/parameters.ts';
 import type { SharedSession, StoredChunk } from '../replay/types.ts';
 import { formatDateTime, formatDuration } from '../ui/format.ts';
