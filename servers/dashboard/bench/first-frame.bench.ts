@@ -11,8 +11,7 @@
  * Prints medians and the ratio; never gates on absolute times. Settings: BENCH_ROUNDS (default 5).
  */
 
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
@@ -22,55 +21,9 @@ import { chromium } from 'playwright-core';
 import { freePort } from '../../api/bench/processes.ts';
 import { newSessionId } from '../../api/test/ingest-helpers.ts';
 import { buildIfStale } from '../scripts/build-if-stale.ts';
+import { syntheticChunks } from '../test/synthetic-session.ts';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
-const CHUNK_MS = 5_000;
-const CHECKOUT_MS = 30_000;
-const MOVES_PER_CHUNK = 10;
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON of the fixture
-type Json = any;
-
-const require = createRequire(import.meta.url);
-const fixture = JSON.parse(
-  await readFile(require.resolve('@svc/protocol/fixtures/valid/Chunk/recording-seq-0.json'), 'utf8'),
-) as Json;
-const meta = fixture.events.find((event: Json) => event.type === 'rrweb' && event.data.type === 4).data;
-const full = fixture.events.find((event: Json) => event.type === 'rrweb' && event.data.type === 2).data;
-
-const rrweb = (t: number, data: Json) => ({ t, type: 'rrweb', data: { ...data, timestamp: t } });
-
-/** The chunks of a synthetic session of `durationMs`, starting at `start`. */
-function* sessionChunks(sessionId: string, start: number, durationMs: number) {
-  const count = Math.ceil(durationMs / CHUNK_MS);
-  for (let seq = 0; seq < count; seq++) {
-    const from = start + seq * CHUNK_MS;
-    const events: Json[] = [];
-    if (seq === 0) events.push({ t: from, type: 'nav', url: 'https://app.example.com/bench' });
-    if ((seq * CHUNK_MS) % CHECKOUT_MS === 0) events.push(rrweb(from + 1, meta), rrweb(from + 2, full));
-    for (let move = 0; move < MOVES_PER_CHUNK; move++) {
-      const t = from + 10 + move * (CHUNK_MS / MOVES_PER_CHUNK);
-      events.push(
-        rrweb(t, {
-          type: 3,
-          data: {
-            source: 1,
-            positions: [{ x: (move * 37) % 1200, y: (seq * 13) % 700, id: 1, timeOffset: 0 }],
-          },
-        }),
-      );
-    }
-    yield {
-      v: 1,
-      sessionId,
-      visitId: fixture.visitId,
-      seq,
-      sentAt: from + CHUNK_MS,
-      ...(seq === 0 ? { meta: { ...fixture.meta, startedAt: start, user: undefined } } : {}),
-      events,
-    };
-  }
-}
 
 const work = await mkdtemp(join(tmpdir(), 'svc-first-frame-'));
 await buildIfStale();
@@ -89,7 +42,7 @@ try {
     const sessionId = newSessionId();
     const started = performance.now();
     let chunks = 0;
-    for (const chunk of sessionChunks(sessionId, Date.now() - durationMs - 60_000, durationMs)) {
+    for (const chunk of syntheticChunks(sessionId, Date.now() - durationMs - 60_000, durationMs)) {
       const answer = await server.fastify.inject({
         method: 'POST',
         url: '/v1/ingest',

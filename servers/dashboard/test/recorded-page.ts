@@ -33,6 +33,7 @@ export function sdkBundle(): Promise<string> {
     build: {
       write: false,
       minify: false,
+      chunkSizeWarningLimit: 8192,
       lib: {
         entry: fileURLToPath(import.meta.resolve('@svc/browser-sdk')).replace(
           /dist\/index\.js$/,

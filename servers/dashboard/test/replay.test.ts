@@ -2,6 +2,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../api/src/platform/secrets.ts';
+import { newSessionId, postChunk } from '../../api/test/ingest-helpers.ts';
 import { formatClock } from '../src/ui/format.ts';
 import { type Dashboard, expectAccessible, screenshot, startDashboard } from './harness.ts';
 import {
@@ -13,6 +14,7 @@ import {
   serveRecordedPage,
   storedChunks,
 } from './recorded-page.ts';
+import { CHECKOUT_MS, CHUNK_MS, syntheticChunks } from './synthetic-session.ts';
 
 // The session page and the share view against the real server, with a session recorded by the
 // real browser SDK in Chromium: the replayed DOM, masking, markers, ?t=, gaps, skip inactivity,
@@ -258,6 +260,67 @@ describe('the session page', () => {
       // Turned on while playing, it skips the rest.
       await toggle.check();
       await expect.poll(() => currentOffset(page), { timeout: 15_000 }).toBeGreaterThan(40_000);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    },
+    TIMEOUT,
+  );
+});
+
+describe('a long session', () => {
+  it(
+    'loads only the chunks around the playhead, and more as it plays',
+    async () => {
+      // 10 minutes: 120 chunks of 5 s, a checkout every 30 s.
+      const sessionId = newSessionId();
+      const start = Date.now() - 15 * 60_000;
+      for (const chunk of syntheticChunks(sessionId, start, 10 * 60_000)) {
+        const answer = await postChunk(
+          dashboard.test.app,
+          dashboard.test.first.projectKey,
+          Buffer.from(JSON.stringify(chunk)),
+        );
+        expect(answer.statusCode).toBe(200);
+      }
+      const chunkPath = new RegExp(`/v1/sessions/${sessionId}/chunks/(\\d+)$`);
+      const requested = (page: Page) => {
+        const seqs: number[] = [];
+        page.on('request', (request) => {
+          const match = chunkPath.exec(new URL(request.url()).pathname);
+          if (match !== null) seqs.push(Number(match[1]));
+        });
+        return seqs;
+      };
+
+      // ?t= at 8 minutes: the chunk there, back to its checkout, and a few ahead.
+      const t = 8 * 60_000 + 12_000;
+      const opened = await dashboard.open(`/sessions/${sessionId}?t=${t}`, { as: dashboard.people.member });
+      const atEight = requested(opened.page);
+      await opened.page.locator('.player-screen iframe').waitFor();
+      await expect.poll(() => currentOffset(opened.page)).toBe(t);
+      await expect.poll(() => replayed(opened.page).locator('body').innerHTML()).not.toBe('');
+      const seqAtT = Math.floor(t / CHUNK_MS);
+      const checkoutSeq = Math.floor(t / CHECKOUT_MS) * (CHECKOUT_MS / CHUNK_MS);
+      expect(Math.min(...atEight)).toBe(checkoutSeq);
+      expect(Math.max(...atEight)).toBeLessThanOrEqual(seqAtT + 3);
+      expect(atEight.length).toBeLessThanOrEqual(8);
+      expect(opened.errors).toEqual([]);
+      await opened.context.close();
+
+      // From the start, at 16×: more chunks arrive as it plays, and playback goes on past them.
+      const { page, errors } = await dashboard.open(`/sessions/${sessionId}`, {
+        as: dashboard.people.member,
+      });
+      const seqs = requested(page);
+      await page.locator('.player-screen iframe').waitFor();
+      await expect.poll(() => replayed(page).locator('body').innerHTML()).not.toBe('');
+      expect(Math.max(...seqs)).toBeLessThanOrEqual(4);
+      await page.getByLabel('Speed').selectOption('16');
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await expect.poll(() => currentOffset(page), { timeout: 20_000 }).toBeGreaterThan(90_000);
+      expect(Math.max(...seqs)).toBeGreaterThan(18);
+      expect(Math.max(...seqs)).toBeLessThan(60);
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
       expect(errors).toEqual([]);
       await page.context().close();
     },

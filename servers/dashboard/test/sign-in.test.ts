@@ -34,9 +34,11 @@ describe('the dashboard', () => {
     // Scripts from this origin only: no inline script, no eval, anywhere in the policy.
     expect(directives.get('script-src')).toEqual(["'self'"]);
     expect(policy).not.toContain('unsafe-eval');
-    // The one relaxation, for the replay player (README, Replay): the recorded page's inline
-    // styles, rebuilt by rrweb in its script-less sandboxed iframe, which inherits this policy.
-    expect(directives.get('style-src')).toEqual(["'self'", "'unsafe-inline'"]);
+    // The relaxations are for the replay player (README, Replay) and for what is not a script:
+    // the recorded page's inline styles and its stylesheets, images, fonts and media, rebuilt by
+    // rrweb in its script-less sandboxed iframe, which inherits this policy.
+    expect(directives.get('style-src')).toEqual(["'self'", "'unsafe-inline'", 'https:', 'http:']);
+    expect(directives.get('object-src')).toEqual(["'none'"]);
     expect(directives.get('default-src')).toEqual(["'self'"]);
     expect(directives.get('connect-src')).toEqual(["'self'"]);
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');

@@ -75,6 +75,24 @@ function timeOf(chunk: ChunkManifestEntry | undefined, field: 'firstEventAt' | '
   return value === undefined ? Number.NaN : Date.parse(value);
 }
 
+/**
+ * rrweb calls `play()` on the recorded page's `<video>` and `<audio>` elements without handling
+ * the promise, which rejects when a pause follows at once (seeking, skipping) or the media cannot
+ * load (a call's MediaStream is never recorded): an unhandled rejection each time. The replayed
+ * document's `play` is wrapped to handle it; playback itself is unchanged.
+ */
+function quietMediaPlayback(iframe: HTMLIFrameElement): void {
+  const view = iframe.contentWindow as (Window & { HTMLMediaElement?: typeof HTMLMediaElement }) | null;
+  const prototype = view?.HTMLMediaElement?.prototype;
+  if (prototype === undefined) return;
+  const play = prototype.play;
+  prototype.play = function playQuietly(this: HTMLMediaElement) {
+    const playing = play.call(this);
+    playing?.catch(() => undefined);
+    return playing;
+  };
+}
+
 export class ReplayController {
   private readonly options: ReplayOptions;
   private readonly chunks: ChunkManifestEntry[];
@@ -246,6 +264,7 @@ export class ReplayController {
         triggerFocus: false,
       });
       replayer.iframe.title = 'The recorded page, replayed';
+      quietMediaPlayback(replayer.iframe);
       replayer.on('resize', (dimension) => {
         this.dimensions = dimension as { width: number; height: number };
         this.fit();

@@ -11,13 +11,17 @@ const API_PATHS = /^\/(v1|auth|share|openapi\.json|healthz|readyz)(\/|$|\?)/;
 /** A shared session's page: `/share/{token}` (its chunks stay the API's). */
 const SHARE_PAGE = /^\/share\/[^/?]+(\?|$)/;
 
+/** Where a recorded page's stylesheets, images, fonts and media may come from: its own servers. */
+const RECORDED_ASSETS = ['https:', 'http:'];
+
 /**
  * The security headers of every answer (`@fastify/helmet`), with a strict Content-Security-Policy:
  * scripts and connections from this origin only, no inline script, no `eval`, no framing by other
- * sites. Two relaxations serve the replay player (servers/dashboard README, Replay): rrweb rebuilds
- * the recorded page in a sandboxed iframe (no scripts) that inherits this policy, with the page's
- * own `<style>` elements and `style` attributes (`style-src 'unsafe-inline'`) and its images from
- * wherever the page had them (`img-src https: http:`). Scripts stay `'self'` only.
+ * sites. The replay player needs more for what is not a script (servers/dashboard README,
+ * Replay): rrweb rebuilds the recorded page in a sandboxed iframe (no scripts) that inherits this
+ * policy, with the page's own `<style>` elements and `style` attributes (`style-src
+ * 'unsafe-inline'`) and its stylesheets, images, fonts and media from wherever the page had them
+ * (`https:`, `http:`). Scripts stay `'self'` only.
  */
 export const securityHeadersPlugin = fastifyPlugin(
   async (fastify: FastifyInstance) => {
@@ -27,9 +31,10 @@ export const securityHeadersPlugin = fastifyPlugin(
         directives: {
           defaultSrc: ["'self'"],
           scriptSrc: ["'self'"],
-          styleSrc: ["'self'", "'unsafe-inline'"],
-          imgSrc: ["'self'", 'data:', 'blob:', 'https:', 'http:'],
-          fontSrc: ["'self'"],
+          styleSrc: ["'self'", "'unsafe-inline'", ...RECORDED_ASSETS],
+          imgSrc: ["'self'", 'data:', 'blob:', ...RECORDED_ASSETS],
+          fontSrc: ["'self'", 'data:', ...RECORDED_ASSETS],
+          mediaSrc: ["'self'", 'data:', 'blob:', ...RECORDED_ASSETS],
           connectSrc: ["'self'"],
           frameSrc: ["'self'"],
           objectSrc: ["'none'"],
