@@ -157,7 +157,7 @@ export async function ingestSynthetic(
   dashboard: Dashboard,
   template: Json,
   events: Json[],
-  options: { perChunk?: number; keep?: (seq: number) => boolean } = {},
+  options: { perChunk?: number; keep?: (seq: number) => boolean; projectKey?: string } = {},
 ): Promise<string> {
   const sessionId = newSessionId();
   const perChunk = options.perChunk ?? 50;
@@ -175,7 +175,7 @@ export async function ingestSynthetic(
     };
     const answer = await postChunk(
       dashboard.test.app,
-      dashboard.test.first.projectKey,
+      options.projectKey ?? dashboard.test.first.projectKey,
       Buffer.from(JSON.stringify(chunk)),
     );
     if (answer.statusCode !== 200) throw new Error(`ingest ${seq}: ${answer.statusCode} ${answer.body}`);

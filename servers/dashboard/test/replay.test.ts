@@ -30,6 +30,26 @@ const TIMEOUT = 60_000;
 
 beforeAll(async () => {
   dashboard = await startDashboard();
+  // A rule on new errors, so the recorded error's notification (in the inbox) links to its replay.
+  const headers = dashboard.test.first.headers;
+  const channel = await dashboard.test.app.inject({
+    method: 'POST',
+    url: '/v1/notifications/channels',
+    headers,
+    payload: { type: 'webhook', name: 'Receiver', url: 'https://hooks.example.com/svc' },
+  });
+  expect(channel.statusCode, channel.body).toBe(201);
+  const rule = await dashboard.test.app.inject({
+    method: 'POST',
+    url: '/v1/notifications/rules',
+    headers,
+    payload: {
+      name: 'New errors',
+      channelIds: [channel.json().channel.id],
+      source: { type: 'cluster', events: ['error.new'] },
+    },
+  });
+  expect(rule.statusCode, rule.body).toBe(201);
   recordedPage = await serveRecordedPage(dashboard);
   recording = await recordSession(dashboard.browser, recordedPage);
   await dashboard.test.processingWorker.runUntilIdle();
@@ -260,6 +280,64 @@ describe('the session page', () => {
       // Turned on while playing, it skips the rest.
       await toggle.check();
       await expect.poll(() => currentOffset(page), { timeout: 15_000 }).toBeGreaterThan(40_000);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    },
+    TIMEOUT,
+  );
+});
+
+describe('links to a replay', () => {
+  it(
+    'opens the notifications’ links.replay at its time, in whichever project holds the session',
+    async () => {
+      // The error's notification (inbox, as its webhook) links to the replay at the error.
+      const inbox = await dashboard.test.app.inject({
+        url: '/v1/inbox?limit=100',
+        headers: dashboard.test.first.headers,
+      });
+      expect(inbox.statusCode).toBe(200);
+      const links = (inbox.json().items as Json[])
+        .map((item) => item.data?.links?.replay as string | undefined)
+        .filter((link): link is string => link?.includes(recording.sessionId) === true);
+      expect(links.length).toBeGreaterThan(0);
+      const link = new URL(links[0] ?? '');
+      expect(link.origin).toBe(dashboard.base);
+      const t = Number(link.searchParams.get('t'));
+      expect(t).toBeGreaterThan(0);
+      const opened = await dashboard.open(`${link.pathname}${link.search}`, { as: dashboard.people.member });
+      await replayed(opened.page).locator('#save').waitFor({ timeout: 20_000 });
+      await expect.poll(() => currentOffset(opened.page)).toBe(t);
+      expect(await opened.page.locator('.event-row[aria-current="true"]').textContent()).toContain(
+        'Replay test failure',
+      );
+      expect(opened.errors).toEqual([]);
+      await opened.context.close();
+
+      // A session of another project of the person's: the link names no project, the page finds it.
+      const other = await dashboard.test.createProject('Second');
+      await dashboard.test.database.database
+        .insertInto('organization_members')
+        .values({
+          organization_id: other.project.organization_id,
+          user_id: dashboard.people.member.id,
+          role: 'member',
+        })
+        .execute();
+      const events: Json[] = chunks.flatMap((chunk) => chunk.events as Json[]);
+      const elsewhere = await ingestSynthetic(dashboard, chunks[0], events, { projectKey: other.projectKey });
+      const { page, errors } = await dashboard.open(`/sessions/${elsewhere}?t=1500`, {
+        as: dashboard.people.member,
+        allow: [`404 /v1/sessions/${elsewhere}`],
+      });
+      await expect
+        .poll(() => new URL(page.url()).searchParams.get('project'), { timeout: 20_000 })
+        .toBe(other.project.id);
+      await replayed(page).locator('#save').waitFor({ timeout: 20_000 });
+      await expect.poll(() => currentOffset(page)).toBe(1500);
+      expect(await page.getByRole('combobox', { name: 'Project', exact: true }).inputValue()).toBe(
+        other.project.id,
+      );
       expect(errors).toEqual([]);
       await page.context().close();
     },

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
-import { useCallback } from 'react';
+import { useCallback, useEffect } from 'react';
 import { useParams, useSearchParams } from 'react-router';
-import { api, type Page } from '../api.ts';
+import { ApiFailure, api, type Page } from '../api.ts';
 import { LazyPlayer as Player } from '../replay/LazyPlayer.tsx';
 import { replayParameters } from '../replay/parameters.ts';
 import { MARKED_EVENT_TYPES, markersOfEvents, markersOfFindings, mergeMarkers } from '../replay/timeline.ts';
@@ -10,6 +10,7 @@ import { formatDateTime, formatDuration } from '../ui/format.ts';
 import { AppLink } from '../ui/links.tsx';
 import { QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
+import { findSessionProject } from './find-session.ts';
 import { ShareSession } from './ShareSession.tsx';
 import './session.css';
 
@@ -36,16 +37,30 @@ async function allPages<T>(path: string, maxPages: number): Promise<T[]> {
 /** `/sessions/:id`: the session's replay, its markers and events, and sharing it. */
 export function SessionPage() {
   const { id = '' } = useParams();
-  const [params] = useSearchParams();
-  const { organization } = useWorkspace();
+  const [params, setParams] = useSearchParams();
+  const { organization, project } = useWorkspace();
   const { offset, skipInactive } = replayParameters(params);
   const detail = useQuery({
-    queryKey: ['session', id],
+    queryKey: ['session', project.id, id],
     queryFn: () => api<SessionDetail>('GET', `/v1/sessions/${encodeURIComponent(id)}`),
   });
+  // A link without `?project=` (a webhook's) to a session of another project: find it there.
+  const elsewhere = useQuery({
+    queryKey: ['session-project', project.id, id],
+    enabled: detail.error instanceof ApiFailure && detail.error.status === 404 && !params.has('project'),
+    queryFn: () => findSessionProject(id, project.id),
+  });
+  const found = elsewhere.data;
+  useEffect(() => {
+    if (found === undefined) return;
+    const next = new URLSearchParams(params);
+    next.set('org', found.org);
+    next.set('project', found.project);
+    setParams(next, { replace: true });
+  }, [found, params, setParams]);
   const start = detail.data === undefined ? 0 : Date.parse(detail.data.startedAt);
   const markers = useQuery({
-    queryKey: ['session-markers', id],
+    queryKey: ['session-markers', project.id, id],
     enabled: detail.data !== undefined,
     queryFn: async () => {
       const [events, issues] = await Promise.all([
@@ -70,35 +85,41 @@ export function SessionPage() {
       <p>
         <AppLink to="/sessions">← Sessions</AppLink>
       </p>
-      <QueryState query={detail}>
-        {(session) => (
-          <>
-            <h1 id="session-title">Session {session.url === undefined ? session.id : `on ${session.url}`}</h1>
-            <p className="session-facts">
-              {formatDateTime(session.startedAt)} · {formatDuration(session.durationMs)}
-              {session.browser === undefined ? '' : ` · ${session.browser.name} ${session.browser.version}`}
-              {session.os === undefined ? '' : ` · ${session.os.name} ${session.os.version}`}
-              {session.user === undefined
-                ? ''
-                : ` · ${session.user.name ?? session.user.email ?? session.user.id}`}
-              {session.release === undefined ? '' : ` · release ${session.release}`} ·{' '}
-              {session.errorCount === 1 ? '1 error' : `${session.errorCount} errors`}
-            </p>
-            {session.chunks.length === 0 ? (
-              <p>Nothing of this session has been recorded yet.</p>
-            ) : (
-              <Player
-                detail={session}
-                loadChunk={loadChunk}
-                markers={markers.data}
-                initialOffset={offset}
-                skipInactive={skipInactive}
-                actions={maySharePublicly ? <ShareSession sessionId={session.id} /> : null}
-              />
-            )}
-          </>
-        )}
-      </QueryState>
+      {elsewhere.fetchStatus === 'fetching' || found !== undefined ? (
+        <p aria-busy="true">Looking for this session in your other projects…</p>
+      ) : (
+        <QueryState query={detail}>
+          {(session) => (
+            <>
+              <h1 id="session-title">
+                Session {session.url === undefined ? session.id : `on ${session.url}`}
+              </h1>
+              <p className="session-facts">
+                {formatDateTime(session.startedAt)} · {formatDuration(session.durationMs)}
+                {session.browser === undefined ? '' : ` · ${session.browser.name} ${session.browser.version}`}
+                {session.os === undefined ? '' : ` · ${session.os.name} ${session.os.version}`}
+                {session.user === undefined
+                  ? ''
+                  : ` · ${session.user.name ?? session.user.email ?? session.user.id}`}
+                {session.release === undefined ? '' : ` · release ${session.release}`} ·{' '}
+                {session.errorCount === 1 ? '1 error' : `${session.errorCount} errors`}
+              </p>
+              {session.chunks.length === 0 ? (
+                <p>Nothing of this session has been recorded yet.</p>
+              ) : (
+                <Player
+                  detail={session}
+                  loadChunk={loadChunk}
+                  markers={markers.data}
+                  initialOffset={offset}
+                  skipInactive={skipInactive}
+                  actions={maySharePublicly ? <ShareSession sessionId={session.id} /> : null}
+                />
+              )}
+            </>
+          )}
+        </QueryState>
+      )}
     </section>
   );
 }
