@@ -426,20 +426,33 @@ describe('the share view', () => {
       await expect.poll(() => currentOffset(page), { timeout: 10_000 }).toBeGreaterThan(2500);
       await screenshot(page, 'session');
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await expect.poll(() => page.getByRole('button', { name: 'Play', exact: true }).count()).toBe(1);
 
+      const pausedAt = await currentOffset(page);
       await page.getByRole('button', { name: 'Share', exact: true }).click();
       await page.getByLabel('Expires after').selectOption({ label: '1 hour' });
       await page.getByRole('button', { name: 'Create link' }).click();
+      const plain = await page.getByLabel('Share link').inputValue();
+      expect(plain).toMatch(new RegExp(`^${dashboard.base}/share/[0-9a-z]+$`));
+      const token = plain.split('/').at(-1) ?? '';
+      // The link can open where the player is, and without skipping inactivity.
+      await page.getByRole('checkbox', { name: `Start at ${formatClock(pausedAt)}` }).check();
+      await page.locator('.share-panel').getByRole('checkbox', { name: 'Skip inactivity' }).uncheck();
       const link = await page.getByLabel('Share link').inputValue();
-      expect(link).toMatch(new RegExp(`^${dashboard.base}/share/[0-9a-z]+$`));
-      const token = link.split('/').at(-1) ?? '';
+      expect(link).toBe(`${plain}?t=${pausedAt}&skipInactivity=0`);
       expect(errors).toEqual([]);
       await page.context().close();
 
       // Signed out: a new context without the cookie.
-      const shared = await dashboard.open(new URL(link).pathname);
+      const shared = await dashboard.open(new URL(link).pathname + new URL(link).search);
       await shared.page.getByRole('heading', { name: /^Shared session/ }).waitFor();
       await replayed(shared.page).locator('#save').waitFor({ timeout: 20_000 });
+      await expect.poll(() => currentOffset(shared.page)).toBe(pausedAt);
+      expect(await shared.page.getByRole('checkbox', { name: 'Skip inactivity' }).isChecked()).toBe(false);
+      await shared.page.getByRole('button', { name: 'Play', exact: true }).click();
+      await expect
+        .poll(() => currentOffset(shared.page), { timeout: 10_000 })
+        .toBeGreaterThan(pausedAt + 500);
       expect(await replayed(shared.page).locator('body').innerHTML()).not.toContain('hunter2');
       // Read-only: no sharing, no navigation of the app.
       expect(await shared.page.getByRole('button', { name: 'Share' }).count()).toBe(0);

@@ -15,9 +15,11 @@ export interface PlayerProps {
   initialOffset?: number;
   /** "Skip inactivity" when the player opens (on unless the link says `skipInactivity=0`). */
   skipInactive?: boolean;
-  /** More controls for the toolbar (the session page's Share button). */
-  actions?: ReactNode;
+  /** More controls for the toolbar (the session page's Share button), given the current offset. */
+  actions?: (offset: number) => ReactNode;
 }
+
+const NO_MARKERS: Marker[] = [];
 
 const percent = (offset: number, duration: number) =>
   `${duration <= 0 ? 0 : Math.min(100, Math.max(0, (offset / duration) * 100))}%`;
@@ -138,7 +140,7 @@ export function Player({
             />
             Skip inactivity
           </label>
-          {actions}
+          {actions?.(offset)}
         </div>
         <div className="player-timeline">
           <input

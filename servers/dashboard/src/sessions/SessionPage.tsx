@@ -113,7 +113,11 @@ export function SessionPage() {
                   markers={markers.data}
                   initialOffset={offset}
                   skipInactive={skipInactive}
-                  actions={maySharePublicly ? <ShareSession sessionId={session.id} /> : null}
+                  actions={
+                    maySharePublicly
+                      ? (offset) => <ShareSession sessionId={session.id} offset={offset} />
+                      : undefined
+                  }
                 />
               )}
             </>

@@ -2,7 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { api } from '../api.ts';
 import type { ShareCreated } from '../replay/types.ts';
-import { formatDateTime } from '../ui/format.ts';
+import { formatClock, formatDateTime } from '../ui/format.ts';
 import { ErrorText } from '../ui/status.tsx';
 
 const EXPIRIES: [number, string][] = [
@@ -17,14 +17,27 @@ const EXPIRIES: [number, string][] = [
  * which needs `sessions:write`: members, admins and owners). The URL is shown once, with a copy
  * button: only its hash is stored.
  */
-export function ShareSession({ sessionId }: { sessionId: string }) {
+export function ShareSession({ sessionId, offset }: { sessionId: string; offset: number }) {
   const [open, setOpen] = useState(false);
   const [hours, setHours] = useState(24);
   const [copied, setCopied] = useState(false);
+  /** Where the link opens: the time the player showed when the link was created, if asked. */
+  const [startAt, setStartAt] = useState<number | undefined>();
+  const [fromCurrentTime, setFromCurrentTime] = useState(false);
+  const [skipInactivity, setSkipInactivity] = useState(true);
   const titleId = useId();
   const share = useMutation({
     mutationFn: () => api<ShareCreated>('POST', `/v1/sessions/${sessionId}/share`, { expiresInHours: hours }),
   });
+
+  // The link's options are its query string: the same token opens at a time, or without skipping.
+  let link: string | undefined;
+  if (share.data !== undefined) {
+    const url = new URL(share.data.url);
+    if (fromCurrentTime && startAt !== undefined) url.searchParams.set('t', String(startAt));
+    if (!skipInactivity) url.searchParams.set('skipInactivity', '0');
+    link = url.toString();
+  }
 
   async function copy(url: string) {
     try {
@@ -49,6 +62,7 @@ export function ShareSession({ sessionId }: { sessionId: string }) {
         onSubmit={(event) => {
           event.preventDefault();
           setCopied(false);
+          setStartAt(Math.round(offset));
           share.mutate();
         }}
       >
@@ -62,6 +76,22 @@ export function ShareSession({ sessionId }: { sessionId: string }) {
             ))}
           </select>
         </label>
+        <label className="inline">
+          <input
+            type="checkbox"
+            checked={fromCurrentTime}
+            onChange={(event) => setFromCurrentTime(event.target.checked)}
+          />
+          Start at {formatClock(startAt ?? offset)}
+        </label>
+        <label className="inline">
+          <input
+            type="checkbox"
+            checked={skipInactivity}
+            onChange={(event) => setSkipInactivity(event.target.checked)}
+          />
+          Skip inactivity
+        </label>
         <button type="submit" disabled={share.isPending}>
           Create link
         </button>
@@ -70,13 +100,13 @@ export function ShareSession({ sessionId }: { sessionId: string }) {
         </button>
       </form>
       {share.error ? <ErrorText>{share.error.message}</ErrorText> : null}
-      {share.data === undefined ? null : (
+      {link === undefined || share.data === undefined ? null : (
         <div className="share-result">
           <label>
             Share link
-            <input readOnly value={share.data.url} onFocus={(event) => event.target.select()} />
+            <input readOnly value={link} onFocus={(event) => event.target.select()} />
           </label>
-          <button type="button" onClick={() => share.data && copy(share.data.url)}>
+          <button type="button" onClick={() => copy(link)}>
             Copy link
           </button>
           <p role="status">
