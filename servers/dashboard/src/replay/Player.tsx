@@ -31,7 +31,7 @@ const percent = (offset: number, duration: number) =>
 export function Player({
   detail,
   loadChunk,
-  markers = [],
+  markers = NO_MARKERS,
   initialOffset = 0,
   skipInactive = true,
   actions,
