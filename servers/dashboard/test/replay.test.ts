@@ -2,7 +2,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../api/src/platform/secrets.ts';
-import { newSessionId, postChunk } from '../../api/test/ingest-helpers.ts';
+import { newSessionId, postChunk, validChunkFixture } from '../../api/test/ingest-helpers.ts';
 import { formatClock } from '../src/ui/format.ts';
 import { type Dashboard, expectAccessible, screenshot, startDashboard } from './harness.ts';
 import {
@@ -280,6 +280,53 @@ describe('the session page', () => {
       // Turned on while playing, it skips the rest.
       await toggle.check();
       await expect.poll(() => currentOffset(page), { timeout: 15_000 }).toBeGreaterThan(40_000);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    },
+    TIMEOUT,
+  );
+});
+
+describe('call markers', () => {
+  it(
+    'marks call events and detector findings on the timeline and in the event list',
+    async () => {
+      // The protocol's recording fixture with its call fixture moved to start 0.5 s in.
+      const [first, second, call] = await Promise.all([
+        validChunkFixture('recording-seq-0'),
+        validChunkFixture('recording-seq-1'),
+        validChunkFixture('call'),
+      ]).then((files) => files.map((file) => JSON.parse(file.toString('utf8')) as Json));
+      const recorded: Json[] = [...first.events, ...second.events].filter((event) => event.type !== 'gap');
+      const shift = recorded[0].t + 500 - Math.min(...call.events.map((event: Json) => event.t));
+      const callEvents = call.events.map((event: Json) => ({ ...event, t: event.t + shift }));
+      const events = [...recorded, ...callEvents].sort((left, right) => left.t - right.t);
+      const sessionId = await ingestSynthetic(dashboard, first, events, { perChunk: 40 });
+      await dashboard.test.processingWorker.runUntilIdle();
+      const issues = await dashboard.test.app.inject({
+        url: `/v1/sessions/${sessionId}/issues?limit=1000`,
+        headers: dashboard.test.first.headers,
+      });
+      const findings = (issues.json().items as Json[]).filter((issue) => issue.kind === 'finding');
+      expect(findings.length).toBeGreaterThan(0);
+
+      const { page, errors } = await dashboard.open(`/sessions/${sessionId}`, {
+        as: dashboard.people.member,
+      });
+      const callMarkers = page.locator('.timeline-marker[data-marker-kind="call"]');
+      await expect
+        .poll(() => callMarkers.count())
+        .toBe(callEvents.filter((event: Json) => event.type === 'call.event').length);
+      expect(await page.locator('.timeline-marker[data-marker-kind="finding"]').count()).toBe(
+        findings.length,
+      );
+      const created = callEvents.find(
+        (event: Json) => event.type === 'call.event' && event.name === 'pc_created',
+      );
+      const row = page.locator('.event-row', { hasText: 'pc_created' }).first();
+      expect(await row.getAttribute('data-offset')).toBe(String(Math.round(created.t - recorded[0].t)));
+      for (const finding of findings)
+        expect(await page.locator('.event-row', { hasText: finding.name }).count()).toBeGreaterThan(0);
       expect(errors).toEqual([]);
       await page.context().close();
     },
