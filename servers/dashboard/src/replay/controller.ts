@@ -233,7 +233,10 @@ export class ReplayController {
           events = [...events, ...rrwebEventsOf(await this.chunk(last))];
           if (generation !== this.generation) return;
         }
-        if (base < 0) throw new Error('The page was not recorded in this session (no full snapshot to start from): its events are listed beside.');
+        if (base < 0)
+          throw new Error(
+            'The page was not recorded in this session (no full snapshot to start from): its events are listed beside.',
+          );
         time = Math.max(time, events[base]?.timestamp ?? time);
       }
       // The checkout's Meta event (the viewport) comes right before its full snapshot.
