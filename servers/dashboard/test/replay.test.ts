@@ -98,17 +98,27 @@ describe('the session page', () => {
       await page.getByRole('heading', { name: /^Session/ }).waitFor();
       // The first frame: the recorded page, rebuilt from its full snapshot.
       await replayed(page).locator('#save').waitFor({ timeout: 20_000 });
+      expect(await replayed(page).locator('#result').textContent()).toBe('');
+      // Play and pause: the buttons, and Space outside the controls, as in other players.
       await page.getByRole('button', { name: 'Play', exact: true }).click();
-      await page.getByRole('button', { name: 'Pause', exact: true }).waitFor();
-      await page.getByLabel('Speed').selectOption('4');
-      // Playing on: the click's effect appears in the replayed DOM.
-      await expect
-        .poll(() => replayed(page).locator('#result').textContent(), { timeout: 20_000 })
-        .not.toBe('');
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
       const paused = await currentOffset(page);
       await page.waitForTimeout(500);
       expect(await currentOffset(page)).toBe(paused);
+      await page.getByRole('heading', { name: 'Events' }).click();
+      await page.keyboard.press('Space');
+      await page.getByRole('button', { name: 'Pause', exact: true }).waitFor();
+      await page.keyboard.press('Space');
+      await page.getByRole('button', { name: 'Play', exact: true }).waitFor();
+      // At 4×, on to the end: the click's effect appears in the replayed DOM.
+      await page.getByLabel('Speed').selectOption('4');
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await expect
+        .poll(() => replayed(page).locator('#result').textContent(), { timeout: 20_000 })
+        .not.toBe('');
+      await page.getByRole('button', { name: 'Play', exact: true }).waitFor({ timeout: 20_000 });
+      const duration = Number(await page.getByRole('slider', { name: 'Seek' }).getAttribute('max'));
+      expect(await currentOffset(page)).toBeGreaterThan(duration - 1500);
 
       const body = (await replayed(page).locator('body').innerHTML()) as string;
       // The password typed in the page never reaches the replay; text is masked by the SDK.
@@ -469,8 +479,10 @@ describe('the share view', () => {
       });
       await replayed(page).locator('#save').waitFor({ timeout: 20_000 });
       // Mid-playback, for the README.
+      // At 0.5×, so that the session (about 6 s) does not end before the pause.
+      await page.getByLabel('Speed').selectOption('0.5');
       await page.getByRole('button', { name: 'Play', exact: true }).click();
-      await expect.poll(() => currentOffset(page), { timeout: 10_000 }).toBeGreaterThan(2500);
+      await expect.poll(() => currentOffset(page), { timeout: 10_000 }).toBeGreaterThan(2200);
       await screenshot(page, 'session');
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
       await expect.poll(() => page.getByRole('button', { name: 'Play', exact: true }).count()).toBe(1);

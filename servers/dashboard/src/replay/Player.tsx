@@ -20,6 +20,8 @@ export interface PlayerProps {
 }
 
 const NO_MARKERS: Marker[] = [];
+/** ← and → move this much. */
+const STEP_MS = 5_000;
 
 const percent = (offset: number, duration: number) =>
   `${duration <= 0 ? 0 : Math.min(100, Math.max(0, (offset / duration) * 100))}%`;
@@ -71,6 +73,26 @@ export function Player({
       created.destroy();
     };
   }, [detail.id]);
+
+  // Keyboard, as in other players: Space plays or pauses, ← and → step 5 s (not while typing or
+  // on a control, whose own keys those are).
+  useEffect(() => {
+    if (controller === undefined) return;
+    function onKey(event: KeyboardEvent) {
+      const target = event.target as HTMLElement | null;
+      if (event.altKey || event.ctrlKey || event.metaKey || event.defaultPrevented) return;
+      if (target?.closest('input, select, textarea, button, a, [contenteditable="true"]')) return;
+      const current = controller?.currentOffset() ?? 0;
+      if (event.key === ' ') {
+        event.preventDefault();
+        if (controller?.isPlaying()) controller.pause();
+        else controller?.play();
+      } else if (event.key === 'ArrowLeft') void controller?.seek(current - STEP_MS);
+      else if (event.key === 'ArrowRight') void controller?.seek(current + STEP_MS);
+    }
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [controller]);
 
   const offset = state?.offset ?? initialOffset;
   const current = currentMarker(allMarkers, offset);

@@ -381,6 +381,10 @@ export class ReplayController {
     this.position(this.options.startedAt + offset, true);
   }
 
+  isPlaying(): boolean {
+    return this.state.playing;
+  }
+
   pause(): void {
     const offset = this.currentOffset();
     this.replayer?.pause();
