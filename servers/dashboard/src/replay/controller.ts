@@ -103,6 +103,8 @@ export class ReplayController {
   /** Index in `chunks` of the last chunk given to the Replayer. */
   private appended = -1;
   private appending = false;
+  /** rrweb ran out of events before the next chunks arrived: playback resumes when they do. */
+  private waitingForChunks = false;
   /** Bumped by every rebuild: work of an older one stops. */
   private generation = 0;
   private state: PlayerState;
@@ -190,7 +192,10 @@ export class ReplayController {
     const time = this.options.startedAt + target;
     this.update({ offset: target, ended: false, playing: play });
     const loadedEnd = timeOf(this.chunks[this.appended], 'lastEventAt');
-    if (this.replayer !== undefined && time >= this.replayerStart && time <= loadedEnd) {
+    // While a Replayer is being built (or waits for chunks), a new target builds anew: the one in
+    // progress would otherwise land on the older target.
+    const settled = this.replayer !== undefined && !this.state.loading;
+    if (settled && time >= this.replayerStart && time <= loadedEnd) {
       this.position(time, play);
       return;
     }
@@ -207,6 +212,7 @@ export class ReplayController {
   /** A new Replayer from the full snapshot at or before `time`, with a few chunks ahead. */
   private async rebuild(time: number, play: boolean): Promise<void> {
     const generation = ++this.generation;
+    this.waitingForChunks = false;
     this.update({ loading: true, error: undefined });
     try {
       const target = this.chunkIndexAt(time);
@@ -301,15 +307,17 @@ export class ReplayController {
   /** rrweb played its last event: more chunks to come, or the end of the session. */
   private finished(): void {
     if (this.appended < this.chunks.length - 1) {
-      this.update({ loading: true });
-      void this.appendAhead(true);
+      // Resumed by the append that brings the next chunks (this one, or one in flight).
+      this.waitingForChunks = true;
+      this.update({ loading: true, offset: this.currentOffset() });
+      void this.appendAhead();
       return;
     }
     this.update({ playing: false, ended: true, offset: this.currentOffset() });
   }
 
   /** Appends the next chunks while the loaded part ends less than the lookahead ahead. */
-  private async appendAhead(resume = false): Promise<void> {
+  private async appendAhead(): Promise<void> {
     if (this.appending || this.replayer === undefined) return;
     const generation = this.generation;
     this.appending = true;
@@ -325,8 +333,9 @@ export class ReplayController {
       for (const chunk of loaded)
         for (const event of rrwebEventsOf(chunk)) this.replayer.addEvent(event as never);
       this.appended = next + loaded.length - 1;
-      if (resume && this.state.playing) {
-        this.replayer.play(resumeAt);
+      if (this.waitingForChunks) {
+        this.waitingForChunks = false;
+        if (this.state.playing) this.replayer.play(resumeAt);
         this.update({ loading: false });
       }
     } catch (error) {
