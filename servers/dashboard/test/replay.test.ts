@@ -458,6 +458,22 @@ describe('a long session', () => {
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
       expect(errors).toEqual([]);
       await page.context().close();
+
+      // On a slow network playback outruns the chunks: it waits for them, then goes on.
+      const slow = await dashboard.open(`/sessions/${sessionId}`, { as: dashboard.people.member });
+      await slow.page.locator('.player-screen iframe').waitFor();
+      await expect.poll(() => replayed(slow.page).locator('body').innerHTML()).not.toBe('');
+      await slow.page.route(chunkPath, async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        await route.continue();
+      });
+      await slow.page.getByLabel('Speed').selectOption('16');
+      await slow.page.getByRole('button', { name: 'Play', exact: true }).click();
+      await slow.page.getByText('Loading the recording…').waitFor({ timeout: 15_000 });
+      await expect.poll(() => currentOffset(slow.page), { timeout: 20_000 }).toBeGreaterThan(60_000);
+      expect(await slow.page.getByRole('button', { name: 'Pause', exact: true }).count()).toBe(1);
+      expect(slow.errors).toEqual([]);
+      await slow.context.close();
     },
     TIMEOUT,
   );
