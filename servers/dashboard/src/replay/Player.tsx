@@ -15,6 +15,8 @@ export interface PlayerProps {
   initialOffset?: number;
   /** "Skip inactivity" when the player opens (on unless the link says `skipInactivity=0`). */
   skipInactive?: boolean;
+  /** Once: the first frame is shown (or could not be). The session page loads its markers then. */
+  onSettled?(): void;
   /** More controls for the toolbar (the session page's Share button), given the current offset. */
   actions?: (offset: number) => ReactNode;
 }
@@ -37,6 +39,7 @@ export function Player({
   initialOffset = 0,
   skipInactive = true,
   actions,
+  onSettled,
 }: PlayerProps) {
   const screen = useRef<HTMLDivElement>(null);
   const list = useRef<HTMLOListElement>(null);
@@ -60,6 +63,7 @@ export function Player({
       gaps,
       loadChunk,
       skipInactive,
+      onSettled,
       onChunk(chunk) {
         const found = chunk.events.flatMap((event, index) => markerOf(event, chunk.seq, index, start) ?? []);
         if (found.length > 0) setChunkMarkers((known) => mergeMarkers(known, found));

@@ -58,6 +58,8 @@ export interface ReplayOptions {
   loadChunk(seq: number): Promise<StoredChunk>;
   /** Every chunk once, when it arrives (the share view takes its markers from them). */
   onChunk?(chunk: StoredChunk): void;
+  /** Once: the first frame is shown, or could not be. */
+  onSettled?(): void;
   skipInactive: boolean;
 }
 
@@ -285,10 +287,20 @@ export class ReplayController {
       this.update({ loading: false, offset: time - this.options.startedAt });
       this.position(time, play);
       this.fit();
+      this.settle();
     } catch (error) {
       if (generation !== this.generation) return;
       this.update({ loading: false, playing: false, error: (error as Error).message });
+      this.settle();
     }
+  }
+
+  private settled = false;
+
+  private settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.options.onSettled?.();
   }
 
   /** Scales rrweb's wrapper (the recorded viewport's size) to the width of the root. */

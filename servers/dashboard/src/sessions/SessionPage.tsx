@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { useCallback, useEffect } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { useParams, useSearchParams } from 'react-router';
 import { ApiFailure, api, type Page } from '../api.ts';
 import { LazyPlayer as Player } from '../replay/LazyPlayer.tsx';
@@ -59,9 +59,13 @@ export function SessionPage() {
     setParams(next, { replace: true });
   }, [found, params, setParams]);
   const start = detail.data === undefined ? 0 : Date.parse(detail.data.startedAt);
+  // The markers' requests read every chunk on the server: they wait for the first frame, so a
+  // long session's first chunks do not queue behind them.
+  const [playerSettled, setPlayerSettled] = useState(false);
+  const onSettled = useCallback(() => setPlayerSettled(true), []);
   const markers = useQuery({
     queryKey: ['session-markers', project.id, id],
-    enabled: detail.data !== undefined,
+    enabled: detail.data !== undefined && (playerSettled || detail.data.chunks.length === 0),
     queryFn: async () => {
       const [events, issues] = await Promise.all([
         allPages<FlatEvent>(
@@ -113,6 +117,7 @@ export function SessionPage() {
                   markers={markers.data}
                   initialOffset={offset}
                   skipInactive={skipInactive}
+                  onSettled={onSettled}
                   actions={
                     maySharePublicly
                       ? (offset) => <ShareSession sessionId={session.id} offset={offset} />
