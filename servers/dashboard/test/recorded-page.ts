@@ -9,12 +9,13 @@ import type { Dashboard } from './harness.ts';
 // packages/browser-sdk/test/harness.ts does, here with Vite), served from its own origin and
 // recording into the dashboard's server; and synthetic sessions made from what it recorded.
 
-/** The recorded page: a password field, a button, a button that throws, some text. */
-const BODY = `<main>
+/** The recorded page: a password field, a button, a button that throws, some text, some CSS. */
+const BODY = `<style>#save { color: rgb(200, 0, 0); }</style>
+<main>
   <h1 id="title">Checkout of Ada Lovelace</h1>
   <p id="note">Private note for the replay test</p>
   <label>Password <input id="password" type="password"></label>
-  <button id="save" type="button">Save the order</button>
+  <button id="save" type="button" style="margin-left: 7px">Save the order</button>
   <button id="break" type="button">Break the page</button>
   <p id="result"></p>
 </main>`;

@@ -99,6 +99,18 @@ describe('the session page', () => {
       // The first frame: the recorded page, rebuilt from its full snapshot.
       await replayed(page).locator('#save').waitFor({ timeout: 20_000 });
       expect(await replayed(page).locator('#result').textContent()).toBe('');
+      // rrweb's iframe runs no script of the recording; the recording's own CSS applies (its
+      // <style> element and style attribute: the CSP's style-src allows them, README, Replay).
+      expect(await page.locator('.player-screen iframe').getAttribute('sandbox')).toBe('allow-same-origin');
+      // (Read from the app's page: no script may run in the sandboxed frame, Playwright's neither.)
+      const style = await page.evaluate(() => {
+        const frame = document.querySelector<HTMLIFrameElement>('.player-screen iframe');
+        const save = frame?.contentDocument?.querySelector('#save');
+        if (save === null || save === undefined) return undefined;
+        const computed = getComputedStyle(save);
+        return { color: computed.color, marginLeft: computed.marginLeft };
+      });
+      expect(style).toEqual({ color: 'rgb(200, 0, 0)', marginLeft: '7px' });
       // Play and pause: the buttons, and Space outside the controls, as in other players.
       await page.getByRole('button', { name: 'Play', exact: true }).click();
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
