@@ -6,6 +6,7 @@ import { issueRoutes } from '../issues/routes.tsx';
 import { notificationRoutes } from '../notifications/routes.tsx';
 import { sessionRoutes } from '../sessions/routes.tsx';
 import { settingsRoutes } from '../settings/routes.tsx';
+import { shareRoutes } from '../share/routes.tsx';
 import type { AppRoute } from '../ui/routes.ts';
 import { SignedIn } from './SignedIn.tsx';
 
@@ -17,6 +18,7 @@ const ROUTES: AppRoute[] = [
   ...issueRoutes,
   ...notificationRoutes,
   ...settingsRoutes,
+  ...shareRoutes,
 ];
 
 /** A page that may be a lazy chunk (`React.lazy` in its area's routes.tsx): a note while it loads. */

@@ -104,6 +104,43 @@ describe.each(ENGINES)('share links on %s', (engine) => {
     }
   });
 
+  it("answers a browser's navigation with the dashboard's share page and API clients with JSON", async () => {
+    const created = await createShare(session.id);
+    const navigation = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    for (const token of [created.token, 'unknown-token']) {
+      const page = await test.app.inject({ url: `/share/${token}`, headers: { accept: navigation } });
+      expect(page.statusCode).toBe(200);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expect(page.headers['cache-control']).toBe('no-store');
+      expect(page.headers['referrer-policy']).toBe('no-referrer');
+      expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+      expect(page.body).toContain('<div id="root">');
+      // The page is the app's shell: nothing of the session is in it.
+      expect(page.body).not.toContain(session.id);
+    }
+    for (const accept of [
+      'application/json',
+      'application/json, text/html;q=0.5',
+      '*/*',
+      'text/html, application/json',
+    ]) {
+      const json = await test.app.inject({ url: `/share/${created.token}`, headers: { accept } });
+      expect(json.statusCode, accept).toBe(200);
+      expect(json.json().id, accept).toBe(session.id);
+    }
+    // A chunk is always JSON, and an unknown token's JSON is still the 404.
+    const chunk = await test.app.inject({
+      url: `/share/${created.token}/chunks/0`,
+      headers: { accept: navigation },
+    });
+    expect(chunk.headers['content-type']).toMatch(/^application\/json/);
+    const unknown = await test.app.inject({
+      url: '/share/unknown-token',
+      headers: { accept: 'application/json' },
+    });
+    expect(unknown.statusCode).toBe(404);
+  });
+
   it('reaches only the shared session', async () => {
     const created = await createShare(session.id);
     // seq 1 exists in the sibling session and in the other project's, not in the shared one.

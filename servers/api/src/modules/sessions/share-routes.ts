@@ -5,6 +5,7 @@ import type { Project } from '../../platform/database/tables/projects.table.ts';
 import type { ShareLink } from '../../platform/database/tables/share-links.table.ts';
 import { notFound } from '../../platform/http/errors.ts';
 import { integerParameter } from '../../platform/http/query.ts';
+import { prefersHtml } from '../../platform/http/web-app.ts';
 import { hashSecret } from '../../platform/secrets.ts';
 import { findProjectById } from '../projects/index.ts';
 import { readChunkBytes } from './chunk-reader.ts';
@@ -23,7 +24,8 @@ const tokenParams = z.object({ token: z.string().min(1).max(100) });
 const gone = () => notFound('This share link does not exist or has expired');
 
 /**
- * `/share/{token}`: public (no API token), read-only. The token reaches exactly one session of
+ * `/share/{token}`: public (no API token), read-only. A browser's navigation (`Accept` preferring
+ * `text/html` to JSON) gets the dashboard's page instead, the share view; API clients get JSON. The token reaches exactly one session of
  * one project; an unknown or expired token is a 404. Only the token's hash is stored, so a
  * database leak does not leak working links.
  */
@@ -52,6 +54,12 @@ export default async function shareRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const { token } = request.params;
+      if (prefersHtml(request)) {
+        // A browser opening the link gets the dashboard's share page, which asks this same URL
+        // for JSON (and says so when the link has expired). The page holds no session data.
+        reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+        return reply.callNotFound();
+      }
       const { link } = await resolve(token, reply);
       const found = await loadSessionDetail(fastify.database, link.project_id, link.session_id);
       if (found === undefined) throw gone();

@@ -8,10 +8,20 @@ import fastifyPlugin from 'fastify-plugin';
 /** Paths of the API itself: never answered with the dashboard's page. */
 const API_PATHS = /^\/(v1|auth|share|openapi\.json|healthz|readyz)(\/|$|\?)/;
 
+/** A shared session's page: `/share/{token}` (its chunks stay the API's). */
+const SHARE_PAGE = /^\/share\/[^/?]+(\?|$)/;
+
+/** Where a recorded page's stylesheets, images, fonts and media may come from: its own servers. */
+const RECORDED_ASSETS = ['https:', 'http:'];
+
 /**
  * The security headers of every answer (`@fastify/helmet`), with a strict Content-Security-Policy:
- * scripts, styles and connections from this origin only, no inline script or style, no `eval`, no
- * framing by other sites.
+ * scripts and connections from this origin only, no inline script, no `eval`, no framing by other
+ * sites. The replay player needs more for what is not a script (servers/dashboard README,
+ * Replay): rrweb rebuilds the recorded page in a sandboxed iframe (no scripts) that inherits this
+ * policy, with the page's own `<style>` elements and `style` attributes (`style-src
+ * 'unsafe-inline'`) and its stylesheets, images, fonts and media from wherever the page had them
+ * (`https:`, `http:`). Scripts stay `'self'` only.
  */
 export const securityHeadersPlugin = fastifyPlugin(
   async (fastify: FastifyInstance) => {
@@ -21,9 +31,10 @@ export const securityHeadersPlugin = fastifyPlugin(
         directives: {
           defaultSrc: ["'self'"],
           scriptSrc: ["'self'"],
-          styleSrc: ["'self'"],
-          imgSrc: ["'self'", 'data:', 'blob:'],
-          fontSrc: ["'self'"],
+          styleSrc: ["'self'", "'unsafe-inline'", ...RECORDED_ASSETS],
+          imgSrc: ["'self'", 'data:', 'blob:', ...RECORDED_ASSETS],
+          fontSrc: ["'self'", 'data:', ...RECORDED_ASSETS],
+          mediaSrc: ["'self'", 'data:', 'blob:', ...RECORDED_ASSETS],
           connectSrc: ["'self'"],
           frameSrc: ["'self'"],
           objectSrc: ["'none'"],
@@ -73,7 +84,8 @@ export async function loadWebApp(directory: string): Promise<WebApp> {
     },
     answer(request, reply) {
       if (request.method !== 'GET' && request.method !== 'HEAD') return false;
-      if (API_PATHS.test(request.url) || !(request.headers.accept ?? '').includes('text/html')) return false;
+      if (SHARE_PAGE.test(request.url) ? !prefersHtml(request) : API_PATHS.test(request.url)) return false;
+      if (!(request.headers.accept ?? '').includes('text/html')) return false;
       if (page === undefined) {
         reply.code(404).send({
           error:
@@ -82,8 +94,37 @@ export async function loadWebApp(directory: string): Promise<WebApp> {
         });
         return true;
       }
-      reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page);
+      // A route that hands its request over (the share page) may have set a stricter cache policy.
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache');
+      reply.code(200).type('text/html; charset=utf-8').send(page);
       return true;
     },
   };
+}
+
+/** The `q` of the first media range of `accept` that `matches`, or 0. */
+function quality(accept: string, matches: (type: string) => boolean): number {
+  for (const range of accept.split(',')) {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    if (!matches(type)) continue;
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    const value = q === undefined ? 1 : Number(q.slice(2));
+    return Number.isFinite(value) ? value : 0;
+  }
+  return 0;
+}
+
+/**
+ * Whether the request's `Accept` prefers HTML to JSON: a browser's navigation
+ * (`text/html,…,*\/*;q=0.8`) does, an API client (`application/json`, `*\/*`, none) does not.
+ * Ties go to JSON, so what answered JSON before still does.
+ */
+export function prefersHtml(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  const html = quality(accept, (type) => type === 'text/html');
+  const json = quality(
+    accept,
+    (type) => type === 'application/json' || type === 'application/*' || type === '*/*',
+  );
+  return html > json;
 }

@@ -1,0 +1,134 @@
+import { useQuery } from '@tanstack/react-query';
+import { useCallback, useEffect, useState } from 'react';
+import { useParams, useSearchParams } from 'react-router';
+import { ApiFailure, api, type Page } from '../api.ts';
+import { LazyPlayer as Player } from '../replay/LazyPlayer.tsx';
+import { replayParameters } from '../replay/parameters.ts';
+import { MARKED_EVENT_TYPES, markersOfEvents, markersOfFindings, mergeMarkers } from '../replay/timeline.ts';
+import type { FlatEvent, SessionDetail, SessionIssue, StoredChunk } from '../replay/types.ts';
+import { formatDateTime, formatDuration } from '../ui/format.ts';
+import { AppLink } from '../ui/links.tsx';
+import { QueryState } from '../ui/status.tsx';
+import { useWorkspace } from '../ui/workspace.tsx';
+import { findSessionProject } from './find-session.ts';
+import { ShareSession } from './ShareSession.tsx';
+import './session.css';
+
+/** At most this many pages of events are read for the markers (each opens a few chunks). */
+const MAX_EVENT_PAGES = 100;
+
+/** Every page of a list route, following `nextCursor`. */
+async function allPages<T>(path: string, maxPages: number): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < maxPages; page++) {
+    const separator = path.includes('?') ? '&' : '?';
+    const answer = await api<Page<T>>(
+      'GET',
+      cursor === undefined ? path : `${path}${separator}cursor=${encodeURIComponent(cursor)}`,
+    );
+    items.push(...answer.items);
+    cursor = answer.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return items;
+}
+
+/** `/sessions/:id`: the session's replay, its markers and events, and sharing it. */
+export function SessionPage() {
+  const { id = '' } = useParams();
+  const [params, setParams] = useSearchParams();
+  const { organization, project } = useWorkspace();
+  const { offset, skipInactive } = replayParameters(params);
+  const detail = useQuery({
+    queryKey: ['session', project.id, id],
+    queryFn: () => api<SessionDetail>('GET', `/v1/sessions/${encodeURIComponent(id)}`),
+  });
+  // A link without `?project=` (a webhook's) to a session of another project: find it there.
+  const elsewhere = useQuery({
+    queryKey: ['session-project', project.id, id],
+    enabled: detail.error instanceof ApiFailure && detail.error.status === 404 && !params.has('project'),
+    queryFn: () => findSessionProject(id, project.id),
+  });
+  const found = elsewhere.data;
+  useEffect(() => {
+    if (found === undefined) return;
+    const next = new URLSearchParams(params);
+    next.set('org', found.org);
+    next.set('project', found.project);
+    setParams(next, { replace: true });
+  }, [found, params, setParams]);
+  const start = detail.data === undefined ? 0 : Date.parse(detail.data.startedAt);
+  // The markers' requests read every chunk on the server: they wait for the first frame, so a
+  // long session's first chunks do not queue behind them.
+  const [playerSettled, setPlayerSettled] = useState(false);
+  const onSettled = useCallback(() => setPlayerSettled(true), []);
+  const markers = useQuery({
+    queryKey: ['session-markers', project.id, id],
+    enabled: detail.data !== undefined && (playerSettled || detail.data.chunks.length === 0),
+    queryFn: async () => {
+      const [events, issues] = await Promise.all([
+        allPages<FlatEvent>(
+          `/v1/sessions/${encodeURIComponent(id)}/events?types=${MARKED_EVENT_TYPES.join(',')}&limit=1000`,
+          MAX_EVENT_PAGES,
+        ),
+        api<Page<SessionIssue>>('GET', `/v1/sessions/${encodeURIComponent(id)}/issues?limit=1000`),
+      ]);
+      return mergeMarkers(markersOfEvents(events, start), markersOfFindings(issues.items, start));
+    },
+  });
+  const loadChunk = useCallback(
+    (seq: number) => api<StoredChunk>('GET', `/v1/sessions/${encodeURIComponent(id)}/chunks/${seq}`),
+    [id],
+  );
+  // Sharing creates a link: sessions:write, which viewers do not have.
+  const maySharePublicly = organization.role !== 'viewer';
+
+  return (
+    <section aria-labelledby="session-title" className="session-page">
+      <p>
+        <AppLink to="/sessions">← Sessions</AppLink>
+      </p>
+      {elsewhere.fetchStatus === 'fetching' || found !== undefined ? (
+        <p aria-busy="true">Looking for this session in your other projects…</p>
+      ) : (
+        <QueryState query={detail}>
+          {(session) => (
+            <>
+              <h1 id="session-title">
+                Session {session.url === undefined ? session.id : `on ${session.url}`}
+              </h1>
+              <p className="session-facts">
+                {formatDateTime(session.startedAt)} · {formatDuration(session.durationMs)}
+                {session.browser === undefined ? '' : ` · ${session.browser.name} ${session.browser.version}`}
+                {session.os === undefined ? '' : ` · ${session.os.name} ${session.os.version}`}
+                {session.user === undefined
+                  ? ''
+                  : ` · ${session.user.name ?? session.user.email ?? session.user.id}`}
+                {session.release === undefined ? '' : ` · release ${session.release}`} ·{' '}
+                {session.errorCount === 1 ? '1 error' : `${session.errorCount} errors`}
+              </p>
+              {session.chunks.length === 0 ? (
+                <p>Nothing of this session has been recorded yet.</p>
+              ) : (
+                <Player
+                  detail={session}
+                  loadChunk={loadChunk}
+                  markers={markers.data}
+                  initialOffset={offset}
+                  skipInactive={skipInactive}
+                  onSettled={onSettled}
+                  actions={
+                    maySharePublicly
+                      ? (offset) => <ShareSession sessionId={session.id} offset={offset} />
+                      : undefined
+                  }
+                />
+              )}
+            </>
+          )}
+        </QueryState>
+      )}
+    </section>
+  );
+}
