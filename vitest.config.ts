@@ -33,6 +33,9 @@ export default defineConfig({
         globalSetup: ['servers/api/test/global-setup.ts', 'servers/dashboard/test/global-setup.ts'],
         testTimeout: 30_000,
         hookTimeout: 60_000,
+        // expect.poll waits up to 1 s by default: too short for a page in Chromium while the
+        // other test files load the machine (the dashboard's tests poll what the page shows).
+        expect: { poll: { timeout: 10_000 } },
       }),
     ],
     // Under CI a JSON report lets .ci/run print a plain "N passed, N failed" line.
