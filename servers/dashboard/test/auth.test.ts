@@ -59,6 +59,7 @@ describe('getting into the dashboard', { timeout: 120_000 }, () => {
     await page.getByLabel('Organization name').fill('Grace Inc');
     await page.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('heading', { name: 'Create a project' }).waitFor();
+    await expectAccessible(page);
     await page.getByLabel('Project name').fill('Web shop');
     await page.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
