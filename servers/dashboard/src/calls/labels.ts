@@ -1,24 +1,10 @@
 // Words for what the calls API answers in identifiers: detector kinds, metrics, event markers.
 
-/** The detectors' kinds (PROTOCOL.md §5) in words; an unknown kind is shown as it is. */
-const FINDING_TITLES: Record<string, string> = {
-  webrtc_connect_failure: 'Connection failed',
-  webrtc_one_way_media: 'One-way media',
-  webrtc_media_permission_denied: 'Camera or microphone permission denied',
-  webrtc_device_unavailable: 'Camera or microphone unavailable',
-  webrtc_freeze: 'Video freezes',
-  webrtc_audio_dropout: 'Audio dropouts',
-  webrtc_reconnect_storm: 'Reconnect storm',
-  webrtc_call_abandoned: 'Call abandoned',
-  webrtc_packet_loss: 'Packet loss',
-  webrtc_high_latency: 'High latency',
-  webrtc_cpu_limited: 'CPU limited',
-  webrtc_low_resolution: 'Low resolution',
-  webrtc_relay_fallback: 'Relayed through TURN',
-};
+import { detectorKindLabel } from '../ui/detector-kinds.ts';
 
+/** A finding's title: its detector's kind in words. */
 export function findingTitle(kind: string): string {
-  return FINDING_TITLES[kind] ?? kind;
+  return detectorKindLabel(kind);
 }
 
 /** `sustainedMs` → `sustained` (the value carries the unit): an evidence field's name in words. */
