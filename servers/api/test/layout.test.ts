@@ -67,14 +67,34 @@ const probes: Record<string, { imports: string[]; flagged: string[] }> = {
       '../../app.ts',
     ],
   },
+  'servers/api/src/modules/issues/probe.ts': {
+    imports: ['./clusters.ts', '../notifications/index.ts', '../insights/index.ts'],
+    flagged: ['../insights/index.ts'],
+  },
+  'servers/api/src/modules/insights/probe.ts': {
+    imports: [
+      './route.ts',
+      '../../platform/ids.ts',
+      '../calls/index.ts',
+      '../sessions/index.ts',
+      '../notifications/index.ts',
+      '../issues/index.ts',
+      '../issues/clusters.ts',
+      '../processing/index.ts',
+      '../../app.ts',
+    ],
+    flagged: ['../issues/clusters.ts', '../processing/index.ts', '../../app.ts'],
+  },
   'servers/api/src/modules/processing/probe.ts': {
     imports: [
       '../calls/index.ts',
       '../issues/index.ts',
       '../notifications/index.ts',
+      '../insights/index.ts',
       '../issues/clusters.ts',
+      '../insights/route.ts',
     ],
-    flagged: ['../issues/clusters.ts'],
+    flagged: ['../issues/clusters.ts', '../insights/route.ts'],
   },
   // Tests compose what they need: the rules are for the code they test.
   'servers/api/src/modules/sessions/probe.test.ts': {

@@ -1,0 +1,6 @@
+// Insights: what product teams ask of a replay tool, aggregated from the sessions' events: page
+// views and their routes, clicks (rage and dead clicks), scroll depth, web vitals, funnels and
+// releases. It reads sessions, calls and issues and sends through notifications; processing runs
+// its job. Other modules import this module only through this file (servers/api/README.md, Layout).
+
+export {};
