@@ -3,4 +3,10 @@
 // releases. It reads sessions, calls and issues and sends through notifications; processing runs
 // its job. Other modules import this module only through this file (servers/api/README.md, Layout).
 
-export {};
+export {
+  findDeadClicks,
+  findRageClicks,
+  type Interaction,
+  toInteractions,
+} from './clicks.ts';
+export { normalizeRoute } from './route.ts';
