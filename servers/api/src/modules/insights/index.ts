@@ -10,3 +10,5 @@ export {
   toInteractions,
 } from './clicks.ts';
 export { normalizeRoute } from './route.ts';
+export { isRegression, normalUpperTail, twoProportionTest } from './stats.ts';
+export { rateVital, summarizeVital } from './vitals.ts';
