@@ -10,5 +10,6 @@ export {
   toInteractions,
 } from './clicks.ts';
 export { normalizeRoute } from './route.ts';
+export { indexSnapshot, selectorOf } from './selector.ts';
 export { isRegression, normalUpperTail, twoProportionTest } from './stats.ts';
 export { rateVital, summarizeVital } from './vitals.ts';
