@@ -18,6 +18,7 @@ import * as passwordReset from './migrations/2026-12-02-password-reset.ts';
 import * as mfa from './migrations/2026-12-03-mfa.ts';
 import * as magicLinks from './migrations/2026-12-04-magic-links.ts';
 import * as organizations from './migrations/2026-12-05-organizations.ts';
+import * as insights from './migrations/2026-12-06-insights.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -42,6 +43,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-03-mfa': mfa,
   '2026-12-04-magic-links': magicLinks,
   '2026-12-05-organizations': organizations,
+  '2026-12-06-insights': insights,
 };
 
 /**

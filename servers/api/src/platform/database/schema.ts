@@ -12,6 +12,13 @@ import type { ApiTokensTable } from './tables/api-tokens.table.ts';
 import type { CallProgressTable, CallSeriesPiecesTable } from './tables/call-progress.table.ts';
 import type { CallFindingsTable, CallItemsTable, CallsTable, CallTracksTable } from './tables/calls.table.ts';
 import type { ChunksTable } from './tables/chunks.table.ts';
+import type {
+  ClickFactsTable,
+  FunnelsTable,
+  InsightJobsTable,
+  InsightProgressTable,
+  PageViewsTable,
+} from './tables/insights.table.ts';
 import type { ClusterOccurrencesTable, IssueClustersTable } from './tables/issues.table.ts';
 import type {
   DeliveriesTable,
@@ -68,4 +75,9 @@ export interface Database {
   mfa_recovery_codes: MfaRecoveryCodesTable;
   mfa_challenges: MfaChallengesTable;
   magic_link_tokens: MagicLinkTokensTable;
+  insight_jobs: InsightJobsTable;
+  insight_progress: InsightProgressTable;
+  page_views: PageViewsTable;
+  click_facts: ClickFactsTable;
+  funnels: FunnelsTable;
 }
