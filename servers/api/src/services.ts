@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
+import { createFactsWorker, type FactsWorker } from './modules/insights/index.ts';
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
 import { createProcessingWorker, type ProcessingWorker } from './modules/processing/index.ts';
@@ -45,6 +46,8 @@ declare module 'fastify' {
     ingestCounters: IngestCounters;
     /** Processing jobs (started in the background unless `configuration.callWorker`, SVC_CALL_WORKER, is off). */
     processingWorker: ProcessingWorker;
+    /** Facts jobs of insights (started with the processing worker: `configuration.callWorker`). */
+    factsWorker: FactsWorker;
     /** Webhook deliveries (started in the background unless `configuration.deliveryWorker` is off). */
     deliveryWorker: DeliveryWorker;
     /** The server's e-mail: SMTP (`SVC_SMTP_URL`), else `.eml` files in the data directory. */
@@ -112,6 +115,17 @@ export const servicesPlugin = fastifyPlugin(
     );
     fastify.decorate('processingWorker', processingWorker);
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => processingWorker.start());
+    const factsWorker = createFactsWorker(
+      {
+        database: services.database.database,
+        blobStore: services.blobStore,
+        masterKey: services.masterKey,
+        log: fastify.log.child({ worker: 'facts' }),
+      },
+      { concurrency: chunkIndexConcurrency(services.configuration.database) },
+    );
+    fastify.decorate('factsWorker', factsWorker);
+    if (services.configuration.callWorker) fastify.addHook('onReady', async () => factsWorker.start());
     if (services.configuration.deliveryWorker) {
       fastify.addHook('onReady', async () => {
         // The embedded store is one process: a lease still held is from a process that died.
@@ -133,6 +147,7 @@ export const servicesPlugin = fastifyPlugin(
     });
     fastify.addHook('onClose', async () => {
       await processingWorker.stop();
+      await factsWorker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();
       mailer.close();

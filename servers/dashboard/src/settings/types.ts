@@ -25,6 +25,7 @@ export interface ProjectSettings {
   allowedOrigins: string[];
   ingest: { maxChunksPerSecond: number | null };
   calls: { inactivityTimeoutSec: number };
+  insights: { routePatterns: string[] };
 }
 
 /** `GET /v1/projects/{id}`. */

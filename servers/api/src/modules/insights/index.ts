@@ -1,7 +1,7 @@
 // Insights: what product teams ask of a replay tool, aggregated from the sessions' events: page
 // views and their routes, clicks (rage and dead clicks), scroll depth, web vitals, funnels and
-// releases. It reads sessions, calls and issues and sends through notifications; processing runs
-// its job. Other modules import this module only through this file (servers/api/README.md, Layout).
+// releases. It reads sessions, calls and issues and sends through notifications; its facts job
+// (facts-job.ts) runs on its own queue, beside processing's. Other modules import this module only through this file (servers/api/README.md, Layout).
 
 export {
   findDeadClicks,
@@ -9,6 +9,13 @@ export {
   type Interaction,
   toInteractions,
 } from './clicks.ts';
+export {
+  claimFactsJobs,
+  createFactsWorker,
+  type FactsJobDependencies,
+  type FactsWorker,
+  runFactsJob,
+} from './facts-job.ts';
 export { normalizeRoute } from './route.ts';
 export { indexSnapshot, selectorOf } from './selector.ts';
 export { isRegression, normalUpperTail, twoProportionTest } from './stats.ts';

@@ -6,7 +6,7 @@
 const NODE_TYPE = { element: 2 } as const;
 
 /** A node of rrweb's serialized tree; only these fields are read. */
-interface SnapshotNode {
+export interface SnapshotNode {
   type: number;
   id: number;
   tagName?: string;
@@ -15,19 +15,19 @@ interface SnapshotNode {
 }
 
 /** A node of the index with its parent's id (`null` for the root). */
-interface IndexedNode {
+export interface IndexedNode {
   node: SnapshotNode;
   parentId: number | null;
 }
 
 /** Each node of a snapshot by its rrweb id. */
-type SnapshotIndex = ReadonlyMap<number, IndexedNode>;
+export type SnapshotIndex = ReadonlyMap<number, IndexedNode>;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
-function isSnapshotNode(value: unknown): value is SnapshotNode {
+export function isSnapshotNode(value: unknown): value is SnapshotNode {
   return isRecord(value) && typeof value.type === 'number' && typeof value.id === 'number';
 }
 
@@ -57,7 +57,7 @@ export function indexSnapshot(root: unknown): SnapshotIndex {
   return index;
 }
 
-function isElement(node: SnapshotNode): node is SnapshotNode & { tagName: string } {
+export function isElement(node: SnapshotNode): node is SnapshotNode & { tagName: string } {
   return node.type === NODE_TYPE.element && typeof node.tagName === 'string' && node.tagName !== '';
 }
 

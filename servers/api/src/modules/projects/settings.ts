@@ -61,6 +61,21 @@ const callSettingsSchema = z.strictObject({
     .max(24 * 3600),
 });
 
+/** A route pattern: a path whose `:name` segments match any one segment (`/docs/:slug`). */
+const routePatternSchema = z
+  .string()
+  .min(1)
+  .max(512)
+  .regex(/^\/[^?#\s]*$/, { message: 'must be a path such as /docs/:slug (no query, hash or spaces)' });
+
+const insightSettingsSchema = z.strictObject({
+  /**
+   * Route patterns that name page views' routes before id-like segments are replaced (first match
+   * wins): `/docs/:slug` makes `/docs/getting-started` the route `/docs/:slug`.
+   */
+  routePatterns: z.array(routePatternSchema).max(200),
+});
+
 /**
  * A project's settings: what the SDK receives from `GET /v1/config` (collector switch and
  * options, recording mode and triggers, privacy strictness, detector thresholds) and which
@@ -78,6 +93,8 @@ export const projectSettingsSchema = z.strictObject({
   ingest: ingestSettingsSchema,
   /** Server-side call processing (not sent to SDKs). */
   calls: callSettingsSchema,
+  /** Server-side insights: how page views are named (not sent to SDKs). */
+  insights: insightSettingsSchema,
 });
 
 export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
@@ -97,6 +114,7 @@ export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = {
   allowedOrigins: [],
   ingest: { maxChunksPerSecond: null },
   calls: { inactivityTimeoutSec: 120 },
+  insights: { routePatterns: [] },
 };
 
 /**
@@ -111,6 +129,7 @@ export const projectSettingsPatchSchema = z.strictObject({
   allowedOrigins: z.array(originSchema).max(100).optional(),
   ingest: ingestSettingsSchema.partial().optional(),
   calls: callSettingsSchema.partial().optional(),
+  insights: insightSettingsSchema.partial().optional(),
 });
 
 export type ProjectSettingsPatch = z.infer<typeof projectSettingsPatchSchema>;
@@ -125,6 +144,7 @@ export function applySettingsPatch(settings: ProjectSettings, patch: ProjectSett
     allowedOrigins: patch.allowedOrigins ?? settings.allowedOrigins,
     ingest: { ...settings.ingest, ...patch.ingest },
     calls: { ...settings.calls, ...patch.calls },
+    insights: { ...settings.insights, ...patch.insights },
   });
 }
 
@@ -192,5 +212,6 @@ function parseSettings(value: Record<string, unknown>): ProjectSettings {
     allowedOrigins: group('allowedOrigins', z.array(originSchema).max(100)),
     ingest: group('ingest', ingestSettingsSchema),
     calls: group('calls', callSettingsSchema),
+    insights: group('insights', insightSettingsSchema),
   };
 }

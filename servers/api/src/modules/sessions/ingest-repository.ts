@@ -150,6 +150,19 @@ const PROCESSING_JOBS_UPSERT = sql`
   on conflict (project_id, session_id) do update
     set generation = processing_jobs.generation + 1, due_at = least(processing_jobs.due_at, excluded.due_at)`;
 
+/**
+ * Queues the facts job (insights: page views, clicks, vitals) for the sessions of the new chunks
+ * that carry more than call items, in the statement or transaction that indexes them, as
+ * {@link PROCESSING_JOBS_UPSERT} does for processing.
+ */
+const INSIGHT_JOBS_UPSERT = sql`
+  insert into insight_jobs (project_id, session_id, due_at)
+  select distinct project_id, session_id, now() from fresh
+  where event_count > call_item_count
+  order by project_id, session_id
+  on conflict (project_id, session_id) do update
+    set generation = insight_jobs.generation + 1, due_at = least(insight_jobs.due_at, excluded.due_at)`;
+
 /** `array_position` over the severities, lowest first: 0 for null. */
 function severityRank(column: RawBuilder<unknown>): RawBuilder<number> {
   return sql<number>`coalesce(array_position(array['info', 'low', 'medium', 'high', 'critical']::text[], ${column}), 0)`;
@@ -220,6 +233,21 @@ export async function recordChunks(
       record.summary.customCount > 0 ||
       record.summary.refreshesCalls,
   );
+  const withPages = fresh.filter((record) => record.summary.eventCount > record.summary.callItemCount);
+  if (withPages.length > 0) {
+    const input = withPages.map((record) => ({
+      project_id: record.projectId,
+      session_id: record.chunk.sessionId,
+      event_count: record.summary.eventCount,
+      call_item_count: record.summary.callItemCount,
+    }));
+    await sql`
+      with fresh as (
+        select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
+          as fresh (project_id text, session_id text, event_count integer, call_item_count integer)
+      )
+      ${INSIGHT_JOBS_UPSERT}`.execute(transaction);
+  }
   if (withCalls.length > 0) {
     const input = withCalls.map((record) => ({
       project_id: record.projectId,
@@ -424,6 +452,7 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
     identified_sessions as (${sessionsOf(true)}),
     other_sessions as (${sessionsOf(false)}),
     processing_jobs as (${PROCESSING_JOBS_UPSERT}),
+    insight_jobs as (${INSIGHT_JOBS_UPSERT}),
     signals as (
       insert into session_signals (project_id, session_id, seq, ${identifiers(SIGNAL_COLUMNS)})
       select fresh.project_id, fresh.session_id, fresh.seq, ${identifiers(SIGNAL_COLUMNS, 'signal')}

@@ -35,8 +35,8 @@ export interface PageViewsTable {
   session_id: string;
   view_index: number;
   started_at: Date;
-  /** The UTC day of `started_at`. */
-  day: ColumnType<string, string, string>;
+  /** The UTC day of `started_at` (read as a Date at UTC midnight). */
+  day: ColumnType<Date, string, string>;
   /** The next page view's start, or the last event seen on this one. */
   ended_at: Date;
   duration_ms: number;
@@ -72,7 +72,7 @@ export interface ClickFactsTable {
   ordinal: number;
   view_index: number;
   t: Date;
-  day: ColumnType<string, string, string>;
+  day: ColumnType<Date, string, string>;
   route: string;
   breakpoint: Breakpoint | null;
   /** The target element's CSS selector; null when the snapshot did not have it. */

@@ -1,0 +1,458 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { BlobStore } from '../../platform/blob-store/index.ts';
+import type { MasterKey } from '../../platform/crypto/index.ts';
+import { insertBatches } from '../../platform/database/insert-batches.ts';
+import type { Database } from '../../platform/database/schema.ts';
+import type { NewClickFact, NewPageView } from '../../platform/database/tables/insights.table.ts';
+import { createPollingLoop, type PollingLoop, runConcurrently } from '../../platform/jobs/polling-loop.ts';
+import { backoffMs, claimStatement, type JobTable, releaseFailedJob } from '../../platform/jobs/queue.ts';
+import { readSettingsText } from '../projects/index.ts';
+import { readChunkBytes } from '../sessions/index.ts';
+import {
+  addFactEvents,
+  type ClickFact,
+  type FactEvent,
+  type FactsState,
+  type PageViewFact,
+  startFacts,
+} from './page-facts.ts';
+
+// The facts job (servers/api/README.md, Insights): one row of `insight_jobs` per session with new
+// chunks, queued by ingest in the chunk's own statement. A run reads the session's chunks after
+// the ones it consumed, feeds their events to the state the last run left (`insight_progress`)
+// and writes the page views it touched and the new click facts, with the state, in one
+// transaction. A late chunk (one numbered below what was consumed) makes the run compute the
+// session again from all its chunks. Idempotent, and safe with any number of workers: a run
+// writes only over the progress version it read.
+
+const INSIGHT_JOBS: JobTable = { name: 'insight_jobs', key: ['project_id', 'session_id'] };
+
+/** Bumped when the facts of a session would come out differently: stored progress is then redone. */
+const FACTS_VERSION = 1;
+
+/** What the facts job needs from the process. */
+export interface FactsJobDependencies {
+  database: Kysely<Database>;
+  blobStore: BlobStore;
+  masterKey: MasterKey;
+  log: FastifyBaseLogger;
+}
+
+/** A claimed job. */
+export interface FactsJob {
+  projectId: string;
+  sessionId: string;
+  generation: number;
+  attempts: number;
+}
+
+/** What one run did. */
+export interface FactsJobResult {
+  chunksRead: number;
+  events: number;
+  /** Whether the session was computed again from all its chunks. */
+  recomputed: boolean;
+  views: number;
+  clicks: number;
+}
+
+/** The state kept between runs, with what was consumed. */
+interface StoredState {
+  version: number;
+  /** How many chunks at or below `consumed_seq` were consumed (a late chunk makes it lag). */
+  consumedChunks: number;
+  facts: FactsState;
+}
+
+/** Another run wrote the session's progress meanwhile: this one's work is dropped. */
+class ProgressConflict extends Error {}
+
+/**
+ * Claims up to `limit` due facts jobs for `leaseMs` (`for update skip locked`: concurrent
+ * workers never take the same job).
+ *
+ * @example
+ * ```ts
+ * for (const job of await claimFactsJobs(database, 8, 60_000)) await runFactsJob(dependencies, job);
+ * ```
+ */
+export async function claimFactsJobs(
+  database: Kysely<Database>,
+  limit: number,
+  leaseMs: number,
+): Promise<FactsJob[]> {
+  const { rows } = await sql<{
+    project_id: string;
+    session_id: string;
+    generation: number;
+    attempts: number;
+  }>`${sql.raw(
+    claimStatement(INSIGHT_JOBS, {
+      now: 'now()',
+      leaseUntil: `now() + make_interval(secs => ${Number(leaseMs) / 1000})`,
+      limit: String(Math.max(1, Math.floor(limit))),
+      returning: ['project_id', 'session_id', 'generation', 'attempts'],
+    }),
+  )}`.execute(database);
+  return rows.map((row) => ({
+    projectId: row.project_id,
+    sessionId: row.session_id,
+    generation: row.generation,
+    attempts: row.attempts,
+  }));
+}
+
+/** A chunk's wire events, as the facts read them. */
+function eventsOf(bytes: Uint8Array): FactEvent[] {
+  const parsed = JSON.parse(
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+  ) as {
+    events?: unknown;
+  };
+  if (!Array.isArray(parsed.events)) return [];
+  return parsed.events.filter(
+    (event): event is FactEvent =>
+      typeof event === 'object' &&
+      event !== null &&
+      typeof (event as FactEvent).t === 'number' &&
+      typeof (event as FactEvent).type === 'string',
+  );
+}
+
+/**
+ * Runs one facts job: see the top of this file. A run that lost a race on the session's progress
+ * runs again from what the other wrote (up to 3 times, then it throws and is retried later).
+ */
+export async function runFactsJob(
+  dependencies: FactsJobDependencies,
+  job: FactsJob,
+): Promise<FactsJobResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runOnce(dependencies, job);
+    } catch (error) {
+      if (!(error instanceof ProgressConflict) || attempt >= 3) throw error;
+    }
+  }
+}
+
+async function runOnce(dependencies: FactsJobDependencies, job: FactsJob): Promise<FactsJobResult> {
+  const { database } = dependencies;
+  const { projectId, sessionId } = job;
+  const project = await database
+    .selectFrom('projects')
+    .select(['id', 'wrapped_data_key', sql<string | null>`settings::text`.as('settings')])
+    .where('id', '=', projectId)
+    .executeTakeFirst();
+  const session = await database
+    .selectFrom('sessions')
+    .select(['url', 'device', 'browser_name', 'release', 'environment'])
+    .where('project_id', '=', projectId)
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  const nothing = { chunksRead: 0, events: 0, recomputed: false, views: 0, clicks: 0 };
+  if (project === undefined) {
+    await finishFactsJob(database, job);
+    return nothing;
+  }
+  const progress = await database
+    .selectFrom('insight_progress')
+    .select(['version', 'consumed_seq', 'state'])
+    .where('project_id', '=', projectId)
+    .where('session_id', '=', sessionId)
+    .executeTakeFirst();
+  const chunks = await database
+    .selectFrom('chunks')
+    .select(['seq', 'blob_key'])
+    .where('project_id', '=', projectId)
+    .where('session_id', '=', sessionId)
+    .orderBy('seq')
+    .execute();
+
+  let stored: StoredState | undefined;
+  if (progress !== undefined) {
+    const parsed = JSON.parse(progress.state) as StoredState;
+    const consumed = chunks.filter((chunk) => chunk.seq <= progress.consumed_seq).length;
+    if (parsed.version === FACTS_VERSION && parsed.consumedChunks === consumed) stored = parsed;
+  }
+  const recomputed = stored === undefined;
+  const consumedSeq = stored === undefined ? -1 : (progress?.consumed_seq ?? -1);
+  const fresh = chunks.filter((chunk) => chunk.seq > consumedSeq);
+
+  const events: FactEvent[] = [];
+  for (const chunk of fresh) {
+    const bytes = await readChunkBytes(dependencies, dependencies.log, project, {
+      session_id: sessionId,
+      seq: chunk.seq,
+      blob_key: chunk.blob_key,
+    });
+    events.push(...eventsOf(bytes));
+  }
+  // Chunks come in time order; a stable sort keeps the order of events at the same time.
+  events.sort((a, b) => a.t - b.t);
+
+  const facts = stored?.facts ?? startFacts();
+  const settings = readSettingsText(project.settings);
+  const changes = addFactEvents(facts, events, {
+    url: session?.url ?? null,
+    routePatterns: settings.insights.routePatterns,
+  });
+  const next: StoredState = {
+    version: FACTS_VERSION,
+    consumedChunks: chunks.filter((chunk) => chunk.seq <= Math.max(consumedSeq, fresh.at(-1)?.seq ?? -1))
+      .length,
+    facts,
+  };
+
+  await database.transaction().execute(async (transaction) => {
+    const written = await saveProgress(transaction, job, progress?.version, {
+      consumedSeq: Math.max(consumedSeq, fresh.at(-1)?.seq ?? -1),
+      state: JSON.stringify(next),
+    });
+    if (!written)
+      throw new ProgressConflict(`Another job derived the facts of session ${sessionId} meanwhile`);
+    if (recomputed) {
+      await transaction
+        .deleteFrom('page_views')
+        .where('project_id', '=', projectId)
+        .where('session_id', '=', sessionId)
+        .execute();
+      await transaction
+        .deleteFrom('click_facts')
+        .where('project_id', '=', projectId)
+        .where('session_id', '=', sessionId)
+        .execute();
+    }
+    const sessionFacts = {
+      device: session?.device ?? null,
+      browser_name: session?.browser_name ?? null,
+      release: session?.release ?? null,
+      environment: session?.environment ?? null,
+    };
+    for (const batch of insertBatches(
+      changes.views.map((view) => pageViewRow(projectId, sessionId, view, sessionFacts)),
+      500,
+    )) {
+      await transaction
+        .insertInto('page_views')
+        .values(batch)
+        .onConflict((conflict) =>
+          conflict.columns(['project_id', 'session_id', 'view_index']).doUpdateSet((update) => ({
+            ended_at: update.ref('excluded.ended_at'),
+            duration_ms: update.ref('excluded.duration_ms'),
+            viewport_width: update.ref('excluded.viewport_width'),
+            breakpoint: update.ref('excluded.breakpoint'),
+            page_height: update.ref('excluded.page_height'),
+            scroll_depth: update.ref('excluded.scroll_depth'),
+            clicks: update.ref('excluded.clicks'),
+            rage_clicks: update.ref('excluded.rage_clicks'),
+            dead_clicks: update.ref('excluded.dead_clicks'),
+            lcp: update.ref('excluded.lcp'),
+            inp: update.ref('excluded.inp'),
+            cls: update.ref('excluded.cls'),
+            fcp: update.ref('excluded.fcp'),
+            ttfb: update.ref('excluded.ttfb'),
+            device: update.ref('excluded.device'),
+            browser_name: update.ref('excluded.browser_name'),
+            release: update.ref('excluded.release'),
+            environment: update.ref('excluded.environment'),
+          })),
+        )
+        .execute();
+    }
+    for (const batch of insertBatches(
+      changes.clicks.map((click) => clickRow(projectId, sessionId, click)),
+      500,
+    )) {
+      await transaction
+        .insertInto('click_facts')
+        .values(batch)
+        .onConflict((conflict) =>
+          conflict.columns(['project_id', 'session_id', 'kind', 'ordinal']).doNothing(),
+        )
+        .execute();
+    }
+    await finishFactsJob(transaction, job);
+  });
+  return {
+    chunksRead: fresh.length,
+    events: events.length,
+    recomputed,
+    views: changes.views.length,
+    clicks: changes.clicks.filter((click) => click.kind === 'click').length,
+  };
+}
+
+/** The UTC day of a time, as `YYYY-MM-DD`. */
+const dayOf = (t: number) => new Date(t).toISOString().slice(0, 10);
+
+function pageViewRow(
+  projectId: string,
+  sessionId: string,
+  view: PageViewFact,
+  session: Pick<NewPageView, 'device' | 'browser_name' | 'release' | 'environment'>,
+): NewPageView {
+  return {
+    project_id: projectId,
+    session_id: sessionId,
+    view_index: view.viewIndex,
+    started_at: new Date(view.startedAt),
+    day: dayOf(view.startedAt),
+    ended_at: new Date(view.endedAt),
+    duration_ms: Math.max(0, Math.round(view.endedAt - view.startedAt)),
+    route: view.route,
+    viewport_width: view.viewportWidth === null ? null : Math.round(view.viewportWidth),
+    breakpoint: view.breakpoint,
+    page_height: view.pageHeight === null ? null : Math.round(view.pageHeight),
+    scroll_depth: view.scrollDepth === null ? null : Math.round(view.scrollDepth),
+    clicks: view.clicks,
+    rage_clicks: view.rageClicks,
+    dead_clicks: view.deadClicks,
+    lcp: view.vitals.LCP ?? null,
+    inp: view.vitals.INP ?? null,
+    cls: view.vitals.CLS ?? null,
+    fcp: view.vitals.FCP ?? null,
+    ttfb: view.vitals.TTFB ?? null,
+    ...session,
+  };
+}
+
+function clickRow(projectId: string, sessionId: string, click: ClickFact): NewClickFact {
+  return {
+    project_id: projectId,
+    session_id: sessionId,
+    kind: click.kind,
+    ordinal: click.ordinal,
+    view_index: click.viewIndex,
+    t: new Date(click.t),
+    day: dayOf(click.t),
+    route: click.route,
+    breakpoint: click.breakpoint,
+    selector: click.selector,
+    page_x: click.pageX,
+    page_y: click.pageY,
+    element_x: click.elementX,
+    element_y: click.elementY,
+    count: click.count,
+  };
+}
+
+/** Writes the session's progress over the version read (none: a first row). False when it moved. */
+async function saveProgress(
+  transaction: Transaction<Database>,
+  job: FactsJob,
+  readVersion: number | undefined,
+  progress: { consumedSeq: number; state: string },
+): Promise<boolean> {
+  const row = {
+    project_id: job.projectId,
+    session_id: job.sessionId,
+    consumed_seq: progress.consumedSeq,
+    state: progress.state,
+    updated_at: new Date(),
+  };
+  if (readVersion === undefined) {
+    const inserted = await transaction
+      .insertInto('insight_progress')
+      .values({ ...row, version: 1 })
+      .onConflict((conflict) => conflict.columns(['project_id', 'session_id']).doNothing())
+      .executeTakeFirst();
+    return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+  const updated = await transaction
+    .updateTable('insight_progress')
+    .set({ ...row, version: readVersion + 1 })
+    .where('project_id', '=', job.projectId)
+    .where('session_id', '=', job.sessionId)
+    .where('version', '=', readVersion)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
+/** Ends a job that ran: deleted unless a chunk arrived meanwhile (its generation moved: due again). */
+async function finishFactsJob(
+  executor: Kysely<Database> | Transaction<Database>,
+  job: FactsJob,
+): Promise<void> {
+  await executor
+    .deleteFrom('insight_jobs')
+    .where('project_id', '=', job.projectId)
+    .where('session_id', '=', job.sessionId)
+    .where('generation', '=', job.generation)
+    .execute();
+  await executor
+    .updateTable('insight_jobs')
+    .set({ locked_until: null, attempts: 0, last_error: null, finished_at: new Date() })
+    .where('project_id', '=', job.projectId)
+    .where('session_id', '=', job.sessionId)
+    .execute();
+}
+
+/** Totals of a facts worker since it was created. */
+interface FactsWorkerStats {
+  jobs: number;
+  failures: number;
+  chunksRead: number;
+  recomputed: number;
+}
+
+/** The in-process worker of facts jobs. */
+export interface FactsWorker extends PollingLoop {
+  stats(): FactsWorkerStats;
+}
+
+/**
+ * A worker that claims due facts jobs and runs them, a few at once. A job that throws is released
+ * with a backoff (1 s doubling to 10 minutes, its error kept in `last_error`) and never lost.
+ *
+ * @example
+ * ```ts
+ * const worker = createFactsWorker({ database, blobStore, masterKey, log });
+ * worker.start();
+ * ```
+ */
+export function createFactsWorker(
+  dependencies: FactsJobDependencies,
+  options: { pollMs?: number; batchSize?: number; concurrency?: number; leaseMs?: number } = {},
+): FactsWorker {
+  const batchSize = options.batchSize ?? 8;
+  const leaseMs = options.leaseMs ?? 120_000;
+  const totals: FactsWorkerStats = { jobs: 0, failures: 0, chunksRead: 0, recomputed: 0 };
+  const loop = createPollingLoop(
+    async () => {
+      const jobs = await claimFactsJobs(dependencies.database, batchSize, leaseMs);
+      await runConcurrently(jobs, Math.max(1, options.concurrency ?? 1), async (job) => {
+        try {
+          const result = await runFactsJob(dependencies, job);
+          totals.jobs += 1;
+          totals.chunksRead += result.chunksRead;
+          if (result.recomputed) totals.recomputed += 1;
+        } catch (error) {
+          totals.failures += 1;
+          dependencies.log.error(
+            { err: error, projectId: job.projectId, sessionId: job.sessionId, attempts: job.attempts },
+            'deriving session facts failed; the job will be retried',
+          );
+          await releaseFailedJob(
+            dependencies.database,
+            INSIGHT_JOBS,
+            { project_id: job.projectId, session_id: job.sessionId },
+            { retryAt: new Date(Date.now() + backoffMs(job.attempts)), error },
+          ).catch((failure: unknown) =>
+            dependencies.log.error({ err: failure }, 'could not release a facts job'),
+          );
+        }
+      });
+      return { ran: jobs.length, more: jobs.length >= batchSize };
+    },
+    {
+      pollMs: options.pollMs ?? 2_000,
+      onError: (error) => dependencies.log.error({ err: error }, 'could not claim facts jobs'),
+    },
+  );
+  return {
+    ...loop,
+    stats: () => ({ ...totals }),
+  };
+}
