@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from '../src/app.ts';
 import { createOrganization } from '../src/modules/orgs/organizations.ts';
 import type { ProcessingDependencies } from '../src/modules/processing/index.ts';
+import { createFactsWorker, type FactsWorker } from '../src/modules/insights/index.ts';
 import { createProcessingWorker, type ProcessingWorker } from '../src/modules/processing/index.ts';
 import { createApiTokenRecord } from '../src/modules/projects/api-tokens.ts';
 import { createProject } from '../src/modules/projects/projects.ts';
@@ -34,6 +35,8 @@ export interface TestApp {
   first: TestProject;
   /** A call worker on the app's services: `runUntilIdle()` processes what ingest queued. */
   processingWorker: ProcessingWorker;
+  /** The facts job's worker of insights, run when a test chooses (`factsWorker.runUntilIdle()`). */
+  factsWorker: FactsWorker;
   /** What call processing runs on (the app's database, blob store and keys). */
   processingDependencies: ProcessingDependencies;
   close(): Promise<void>;
@@ -91,9 +94,11 @@ export async function createTestApp(
     appUrl: configuration.appUrl,
   };
   const processingWorker = createProcessingWorker(processingDependencies);
+  const factsWorker = createFactsWorker(processingDependencies);
   return {
     app,
     processingWorker,
+    factsWorker,
     processingDependencies,
     database,
     configuration,

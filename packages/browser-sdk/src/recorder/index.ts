@@ -112,6 +112,20 @@ export function startRecorder(options: RecorderOptions): Recorder {
     stopRecording = record({
       emit(event) {
         if (strict) maskEventAttributes(event as { type: number; data?: unknown });
+        // What insights need and rrweb does not record, as fields its replayer ignores (numbers
+        // only): the document's height (`dh`) on Meta and scroll events (`source` 3: only
+        // incremental snapshots have one), for scroll depth; a click's position within its
+        // target (`ox`, `oy`: fractions of its width and height; source 2, type 2), for heatmaps
+        // on elements of any size.
+        const data = event.data as unknown as Record<string, number>;
+        if (event.type === META || data.source === 3) data.dh = document.documentElement.scrollHeight;
+        else if (data.source === 2 && data.type === 2) {
+          const box = (record.mirror.getNode(data.id as number) as Element | null)?.getBoundingClientRect();
+          if (box) {
+            data.ox = ((data.x as number) - box.x) / box.width;
+            data.oy = ((data.y as number) - box.y) / box.height;
+          }
+        }
         options.emit({ t: event.timestamp, type: 'rrweb', data: event });
       },
       checkoutEveryNms: options.checkoutEveryMs ?? 30_000,

@@ -2,7 +2,7 @@
 import type { VitalEvent } from '@svc/protocol';
 
 /** A web vital, named as the SDK sends it in a `vital` event's `name`. */
-type VitalName = VitalEvent['name'];
+export type VitalName = VitalEvent['name'];
 
 type VitalRating = VitalEvent['rating'];
 
@@ -12,7 +12,9 @@ type VitalRating = VitalEvent['rating'];
  * and the `web-vitals` library's `LCPThresholds`, `INPThresholds`, `CLSThresholds`,
  * `FCPThresholds`, `TTFBThresholds`.
  */
-const VITAL_THRESHOLDS: Readonly<Record<VitalName, readonly [good: number, needsImprovement: number]>> = {
+export const VITAL_THRESHOLDS: Readonly<
+  Record<VitalName, readonly [good: number, needsImprovement: number]>
+> = {
   LCP: [2500, 4000],
   INP: [200, 500],
   CLS: [0.1, 0.25],
