@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
+import { createRegressionWorker } from './modules/insights/regressions.ts';
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
 import { createProcessingWorker, type ProcessingWorker } from './modules/processing/index.ts';
@@ -111,7 +112,15 @@ export const servicesPlugin = fastifyPlugin(
       },
     );
     fastify.decorate('processingWorker', processingWorker);
+    const regressionWorker = createRegressionWorker({
+      database: services.database.database,
+      log: fastify.log.child({ worker: 'regressions' }),
+      appUrl: services.configuration.appUrl,
+      onDeliveriesQueued: () => deliveryWorker.wake(),
+    });
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => processingWorker.start());
+    if (services.configuration.regressionWorker)
+      fastify.addHook('onReady', async () => regressionWorker.start());
     if (services.configuration.deliveryWorker) {
       fastify.addHook('onReady', async () => {
         // The embedded store is one process: a lease still held is from a process that died.
@@ -133,6 +142,7 @@ export const servicesPlugin = fastifyPlugin(
     });
     fastify.addHook('onClose', async () => {
       await processingWorker.stop();
+      await regressionWorker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();
       mailer.close();

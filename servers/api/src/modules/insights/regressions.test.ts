@@ -3,7 +3,7 @@ import type { Json } from '../../../test/http.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { notificationsSuite, verified } from '../notifications/notifications.fixture.ts';
 import { DAY_MS, seedCalls, seedPageViews, seedSessions } from './insights.fixture.ts';
-import { checkAllRegressions, checkRegressions } from './regressions.ts';
+import { checkAllRegressions, checkRegressions, createRegressionWorker } from './regressions.ts';
 
 // Regressions end to end: seeded sessions, calls and page views, checkRegressions, a webhook
 // channel and a `regression` rule, the delivery worker posting to a real receiver that verifies
@@ -286,5 +286,37 @@ describe.each(ENGINES)('regressions on %s', (engine) => {
       .executeTakeFirstOrThrow();
     expect(alert).toEqual({ event_id: null, environment: null, release: 'b', previous_release: 'a' });
     expect((await ok('GET', '/v1/inbox', undefined, project)).items).toEqual([]);
+  });
+
+  it("the server's worker checks every project and wakes the deliveries", async () => {
+    const { project } = await setUp({ source: { type: 'regression', events: ['release.regression'] } });
+    const database = suite.test.database.database;
+    const now = Date.now();
+    await seedSessions(database, project.project.id, 100, { release: 'x', start: now - 3 * DAY_MS });
+    await seedSessions(database, project.project.id, 100, {
+      release: 'y',
+      start: now - DAY_MS,
+      withErrors: 30,
+    });
+    let woken = 0;
+    const regressions = createRegressionWorker({
+      database,
+      log: suite.test.app.log,
+      appUrl: suite.test.configuration.appUrl,
+      onDeliveriesQueued: () => {
+        woken += 1;
+      },
+    });
+    // Its first check fires y's regression (other projects' already fired), the next one nothing.
+    expect(await regressions.runUntilIdle()).toBe(1);
+    expect(woken).toBe(1);
+    expect(await worker().runUntilIdle()).toBe(1);
+    const event = verified(
+      await suite.receiver.waitFor((received) => received.event.type === 'release.regression'),
+    );
+    expect(event.data).toMatchObject({
+      release: 'y',
+      regression: { previousRelease: 'x', metric: 'error_rate' },
+    });
   });
 });

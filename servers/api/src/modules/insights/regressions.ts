@@ -1,9 +1,11 @@
 // Regressions (servers/api/README.md, Insights: Releases and regressions): a release worse than
 // the one before it, a route's web vital gone to a worse rating. Each fires once (the
 // `insight_alerts` table's key) and goes through the project's notification rules.
+import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
+import { createPollingLoop, type PollingLoop } from '../../platform/jobs/polling-loop.ts';
 import { type NotificationDraft, notify, type RegressionMetric } from '../notifications/index.ts';
 import {
   callTotalsByEnvironment,
@@ -25,6 +27,8 @@ export const REGRESSION_MIN_TOTAL = 100;
 export const MIN_VITAL_PAGE_VIEWS = 50;
 /** The vitals' windows: the last 7 days against the 7 days before. */
 const VITAL_WINDOW_MS = 7 * DAY_MS;
+/** How often a server process checks every project. */
+const REGRESSION_CHECK_MS = 10 * 60 * 1000;
 /** A release is checked while it was seen in this long. */
 const ACTIVE_RELEASE_MS = 7 * DAY_MS;
 
@@ -323,11 +327,11 @@ export async function checkRegressions(
 
 /**
  * Checks every project that is not deleted ({@link checkRegressions}), one after the other.
- * Resolves with the regressions that fired.
+ * Resolves with how many regressions fired.
  *
  * @example
  * ```ts
- * const loop = createPollingLoop(async () => { await checkAllRegressions(database, new Date()); return 0; }, { pollMs: 600_000, onError });
+ * const fired = await checkAllRegressions(database, new Date(), { appUrl });
  * ```
  */
 export async function checkAllRegressions(
@@ -345,4 +349,43 @@ export async function checkAllRegressions(
   for (const project of projects)
     fired += (await checkRegressions(database, project, now, options)).fired.length;
   return fired;
+}
+
+/**
+ * The regression check of a server process: {@link checkAllRegressions} when started, then every
+ * 10 minutes (`pollMs`). Every process may run one: each regression fires once.
+ *
+ * @example
+ * ```ts
+ * const worker = createRegressionWorker({ database, log, appUrl, onDeliveriesQueued: () => deliveries.wake() });
+ * worker.start();
+ * ```
+ */
+export function createRegressionWorker(
+  dependencies: {
+    database: Kysely<Database>;
+    log: FastifyBaseLogger;
+    appUrl: string;
+    /** Called when a check queued webhook deliveries. */
+    onDeliveriesQueued?: () => void;
+  },
+  options: { pollMs?: number } = {},
+): PollingLoop {
+  return createPollingLoop(
+    async () => {
+      const fired = await checkAllRegressions(dependencies.database, new Date(), {
+        appUrl: dependencies.appUrl,
+      });
+      if (fired > 0) {
+        dependencies.log.info({ fired }, `${fired} regression(s) fired`);
+        dependencies.onDeliveriesQueued?.();
+      }
+      // Checked until now: the next check is due in pollMs, whatever fired.
+      return { ran: fired, more: false };
+    },
+    {
+      pollMs: options.pollMs ?? REGRESSION_CHECK_MS,
+      onError: (error) => dependencies.log.error({ err: error }, 'could not check for regressions'),
+    },
+  );
 }
