@@ -20,11 +20,11 @@ import { rateVital, VITAL_NAMES, type VitalRating } from './vitals.ts';
 const DAY_MS = 24 * 3600 * 1000;
 
 /** The one-sided level of the release tests. */
-export const REGRESSION_ALPHA = 0.01;
+const REGRESSION_ALPHA = 0.01;
 /** Sessions (error rate) or scored calls (call quality) each of two releases needs to be compared. */
-export const REGRESSION_MIN_TOTAL = 100;
+const REGRESSION_MIN_TOTAL = 100;
 /** Page views measuring a vital each window needs for its route to be compared. */
-export const MIN_VITAL_PAGE_VIEWS = 50;
+const MIN_VITAL_PAGE_VIEWS = 50;
 /** The vitals' windows: the last 7 days against the 7 days before. */
 const VITAL_WINDOW_MS = 7 * DAY_MS;
 /** How often a server process checks every project. */

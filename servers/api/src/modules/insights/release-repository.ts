@@ -276,7 +276,7 @@ export async function clickTotals(
  * (await newIssueCounts(database, projectId, ['2.0.0'], undefined)).get('2.0.0'); // e.g. 3
  * ```
  */
-export async function newIssueCounts(
+async function newIssueCounts(
   database: Executor,
   projectId: string,
   releases: readonly string[],

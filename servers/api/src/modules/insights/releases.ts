@@ -106,7 +106,7 @@ type Compared = z.infer<typeof comparedSchema>;
  * compare(5, 0); // { value: 5, previous: 0, change: 5, relativeChange: null }
  * ```
  */
-export function compare(value: number | null, previous: number | null): Compared {
+function compare(value: number | null, previous: number | null): Compared {
   const change = value === null || previous === null ? null : value - previous;
   return {
     value,

@@ -29,18 +29,18 @@ const SECURITY_EVENTS: ReadonlySet<string> = new Set(SECURITY_EVENT_TYPES);
  * The regression event types (insights: a release worse than the one before it, a route's web
  * vital gone to a worse rating) a `regression` rule can subscribe to.
  */
-export const REGRESSION_EVENT_TYPES = [
+const REGRESSION_EVENT_TYPES = [
   'release.regression',
   'vitals.regression',
 ] as const satisfies readonly WebhookEventType[];
-export type RegressionEventType = (typeof REGRESSION_EVENT_TYPES)[number];
+type RegressionEventType = (typeof REGRESSION_EVENT_TYPES)[number];
 const REGRESSION_EVENTS: ReadonlySet<string> = new Set(REGRESSION_EVENT_TYPES);
 
 /**
  * What a regression is about: a release's error rate or call quality (`release.regression`), or
  * a web vital of a route (`vitals.regression`).
  */
-export const REGRESSION_METRICS = ['error_rate', 'call_quality', 'LCP', 'INP', 'CLS', 'FCP', 'TTFB'] as const;
+const REGRESSION_METRICS = ['error_rate', 'call_quality', 'LCP', 'INP', 'CLS', 'FCP', 'TTFB'] as const;
 export type RegressionMetric = (typeof REGRESSION_METRICS)[number];
 
 /** Event types whose rule needs a `threshold` (on the cluster's `count24h`). */
