@@ -107,6 +107,9 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/errors': scope('issues:read'),
   'GET /v1/errors/{fingerprint}': scope('issues:read'),
 
+  'GET /v1/releases': scope('sessions:read'),
+  'GET /v1/dashboard/overview': scope('sessions:read'),
+
   'GET /v1/notifications/channels': scope('notifications:read'),
   'POST /v1/notifications/channels': scope('notifications:write'),
   'GET /v1/notifications/channels/{id}': scope('notifications:read'),

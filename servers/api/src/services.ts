@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
-import { createFactsWorker, type FactsWorker } from './modules/insights/index.ts';
+import { createFactsWorker, createRegressionWorker, type FactsWorker } from './modules/insights/index.ts';
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
 import { createProcessingWorker, type ProcessingWorker } from './modules/processing/index.ts';
@@ -114,6 +114,12 @@ export const servicesPlugin = fastifyPlugin(
       },
     );
     fastify.decorate('processingWorker', processingWorker);
+    const regressionWorker = createRegressionWorker({
+      database: services.database.database,
+      log: fastify.log.child({ worker: 'regressions' }),
+      appUrl: services.configuration.appUrl,
+      onDeliveriesQueued: () => deliveryWorker.wake(),
+    });
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => processingWorker.start());
     const factsWorker = createFactsWorker(
       {
@@ -126,6 +132,8 @@ export const servicesPlugin = fastifyPlugin(
     );
     fastify.decorate('factsWorker', factsWorker);
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => factsWorker.start());
+    if (services.configuration.regressionWorker)
+      fastify.addHook('onReady', async () => regressionWorker.start());
     if (services.configuration.deliveryWorker) {
       fastify.addHook('onReady', async () => {
         // The embedded store is one process: a lease still held is from a process that died.
@@ -148,6 +156,7 @@ export const servicesPlugin = fastifyPlugin(
     fastify.addHook('onClose', async () => {
       await processingWorker.stop();
       await factsWorker.stop();
+      await regressionWorker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();
       mailer.close();

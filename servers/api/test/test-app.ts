@@ -61,6 +61,8 @@ export async function createTestApp(
     SVC_CALL_WORKER: 'false',
     // Likewise deliveries (`app.deliveryWorker.runUntilIdle()`); receivers listen on 127.0.0.1.
     SVC_DELIVERY_WORKER: 'false',
+    // And regression checks (`checkRegressions` of insights).
+    SVC_REGRESSION_WORKER: 'false',
     SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     ...environment,
   });

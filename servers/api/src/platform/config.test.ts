@@ -28,6 +28,7 @@ describe('loadConfiguration', () => {
       callWorker: true,
       callCoalesceMs: 500,
       deliveryWorker: true,
+      regressionWorker: true,
       appUrl: 'http://127.0.0.1:8080',
       webhookAllowedHosts: expect.objectContaining({ text: '' }),
     });

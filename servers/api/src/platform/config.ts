@@ -54,6 +54,12 @@ export interface Configuration {
    * number of processes on one PostgreSQL may.
    */
   deliveryWorker: boolean;
+  /**
+   * `SVC_REGRESSION_WORKER`: this process checks every project for release and web vital
+   * regressions every 10 minutes (default true). Any number of processes may: each regression
+   * fires once.
+   */
+  regressionWorker: boolean;
   /** `SVC_APP_URL`: the dashboard's base URL in notification links (default: `publicUrl`). */
   appUrl: string;
   /**
@@ -182,6 +188,7 @@ const environmentSchema = z.object({
         .max(60_000, 'must be 0..60000'),
     ),
   SVC_DELIVERY_WORKER: optionalText.pipe(booleanText.optional()),
+  SVC_REGRESSION_WORKER: optionalText.pipe(booleanText.optional()),
   SVC_APP_URL: optionalText.pipe(
     z
       .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL, e.g. https://app.example.com' })
@@ -332,6 +339,7 @@ export function loadConfiguration(environment: Record<string, string | undefined
     callWorker: settings.SVC_CALL_WORKER ?? true,
     callCoalesceMs: settings.SVC_CALL_COALESCE_MS,
     deliveryWorker: settings.SVC_DELIVERY_WORKER ?? true,
+    regressionWorker: settings.SVC_REGRESSION_WORKER ?? true,
     appUrl: (settings.SVC_APP_URL ?? publicUrl).replace(/\/+$/, ''),
     webhookAllowedHosts: allowedHosts.allowed,
   };
@@ -381,6 +389,7 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     callWorker: configuration.callWorker,
     callCoalesceMs: configuration.callCoalesceMs,
     deliveryWorker: configuration.deliveryWorker,
+    regressionWorker: configuration.regressionWorker,
     appUrl: configuration.appUrl,
     webhookAllowedHosts: configuration.webhookAllowedHosts.text,
     ...(configuration.smtpUrl === undefined ? {} : { smtpUrl: redactUrl(configuration.smtpUrl) }),

@@ -8,7 +8,13 @@ export {
   liveCallsStatement,
   writeLiveCalls,
 } from './call-progress-repository.ts';
-export { DEFAULT_CALLS_LIMIT, findCallsPage, findSessionFindings, MAX_CALLS_LIMIT } from './call-queries.ts';
+export {
+  callOverview,
+  DEFAULT_CALLS_LIMIT,
+  findCallsPage,
+  findSessionFindings,
+  MAX_CALLS_LIMIT,
+} from './call-queries.ts';
 export {
   CALLS_INPUT,
   type CallsInput,

@@ -16,6 +16,7 @@ export {
   type FactsWorker,
   runFactsJob,
 } from './facts-job.ts';
+export { checkRegressions, createRegressionWorker } from './regressions.ts';
 export { normalizeRoute } from './route.ts';
 export { indexSnapshot, selectorOf } from './selector.ts';
 export { isRegression, normalUpperTail, twoProportionTest } from './stats.ts';

@@ -4,7 +4,17 @@ import type { VitalEvent } from '@svc/protocol';
 /** A web vital, named as the SDK sends it in a `vital` event's `name`. */
 export type VitalName = VitalEvent['name'];
 
-type VitalRating = VitalEvent['rating'];
+export type VitalRating = VitalEvent['rating'];
+
+/**
+ * Every web vital, in the order the API lists them.
+ *
+ * @example
+ * ```ts
+ * for (const name of VITAL_NAMES) console.log(name, rateVital(name, 0));
+ * ```
+ */
+export const VITAL_NAMES: readonly VitalName[] = ['LCP', 'INP', 'CLS', 'FCP', 'TTFB'];
 
 /**
  * web.dev's thresholds: [the most a good value may be, the most a needs-improvement value may

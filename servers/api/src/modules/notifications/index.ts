@@ -12,4 +12,4 @@ export {
   type SecurityEvent,
   type SecurityNotifyResult,
 } from './notify.ts';
-export { CLUSTER_KINDS, type ClusterRuleEvent } from './rules.ts';
+export { CLUSTER_KINDS, type ClusterRuleEvent, type RegressionMetric } from './rules.ts';

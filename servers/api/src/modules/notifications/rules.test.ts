@@ -108,6 +108,52 @@ describe('ruleMatches', () => {
     expect(ruleMatches(source({ type: 'custom', name: 'security.token_created' }), token)).toBe(false);
   });
 
+  it('matches regressions by type, metric, environment and release, and nothing else', () => {
+    const releaseRegression = {
+      type: 'release.regression',
+      metric: 'error_rate',
+      environment: 'production',
+      release: '2.0.0',
+    } as const;
+    const vitalsRegression = {
+      type: 'vitals.regression',
+      metric: 'LCP',
+      environment: null,
+      release: null,
+    } as const;
+    const all = source({ type: 'regression' });
+    expect(ruleMatches(all, releaseRegression)).toBe(true);
+    expect(ruleMatches(all, vitalsRegression)).toBe(true);
+    const releases = source({
+      type: 'regression',
+      events: ['release.regression'],
+      environment: 'production',
+    });
+    expect(ruleMatches(releases, releaseRegression)).toBe(true);
+    expect(ruleMatches(releases, { ...releaseRegression, environment: 'staging' })).toBe(false);
+    expect(ruleMatches(releases, vitalsRegression)).toBe(false);
+    const lcp = source({ type: 'regression', metrics: ['LCP', 'call_quality'] });
+    expect(ruleMatches(lcp, vitalsRegression)).toBe(true);
+    expect(ruleMatches(lcp, { ...vitalsRegression, metric: 'CLS' })).toBe(false);
+    expect(ruleMatches(lcp, releaseRegression)).toBe(false);
+    expect(ruleMatches(source({ type: 'regression', release: '2.0.0' }), releaseRegression)).toBe(true);
+    expect(ruleMatches(source({ type: 'regression', release: '1.0.0' }), releaseRegression)).toBe(false);
+    // A regression rule never matches other events, nor other rules regressions.
+    expect(ruleMatches(all, cluster())).toBe(false);
+    expect(ruleMatches(all, custom())).toBe(false);
+    expect(ruleMatches(all, { type: 'security.token_created' })).toBe(false);
+    expect(ruleMatches(source({ type: 'security' }), releaseRegression)).toBe(false);
+    expect(ruleMatches(source({ type: 'custom', name: 'release.regression' }), releaseRegression)).toBe(
+      false,
+    );
+    expect(
+      ruleMatches(
+        source({ type: 'cluster', events: ['cluster.created', 'cluster.regressed', 'error.new'] }),
+        releaseRegression,
+      ),
+    ).toBe(false);
+  });
+
   it('refuses sources that could never work', () => {
     for (const bad of [
       { type: 'cluster', events: [] },
@@ -122,6 +168,10 @@ describe('ruleMatches', () => {
       { type: 'security', events: ['security.token_deleted'] },
       { type: 'security', events: ['cluster.created'] },
       { type: 'security', minSeverity: 'high' },
+      { type: 'regression', events: [] },
+      { type: 'regression', events: ['cluster.created'] },
+      { type: 'regression', metrics: ['bounce_rate'] },
+      { type: 'regression', threshold: 3 },
     ]) {
       expect(ruleSourceSchema.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
     }

@@ -25,6 +25,24 @@ export const SECURITY_EVENT_TYPES = [
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 const SECURITY_EVENTS: ReadonlySet<string> = new Set(SECURITY_EVENT_TYPES);
 
+/**
+ * The regression event types (insights: a release worse than the one before it, a route's web
+ * vital gone to a worse rating) a `regression` rule can subscribe to.
+ */
+const REGRESSION_EVENT_TYPES = [
+  'release.regression',
+  'vitals.regression',
+] as const satisfies readonly WebhookEventType[];
+type RegressionEventType = (typeof REGRESSION_EVENT_TYPES)[number];
+const REGRESSION_EVENTS: ReadonlySet<string> = new Set(REGRESSION_EVENT_TYPES);
+
+/**
+ * What a regression is about: a release's error rate or call quality (`release.regression`), or
+ * a web vital of a route (`vitals.regression`).
+ */
+const REGRESSION_METRICS = ['error_rate', 'call_quality', 'LCP', 'INP', 'CLS', 'FCP', 'TTFB'] as const;
+export type RegressionMetric = (typeof REGRESSION_METRICS)[number];
+
 /** Event types whose rule needs a `threshold` (on the cluster's `count24h`). */
 const THRESHOLD_EVENTS: ReadonlySet<string> = new Set(['cluster.threshold', 'error.rate']);
 
@@ -82,22 +100,36 @@ const securitySourceSchema = z.strictObject({
   events: z.array(z.enum(SECURITY_EVENT_TYPES)).min(1).max(SECURITY_EVENT_TYPES.length).optional(),
 });
 
+const regressionSourceSchema = z.strictObject({
+  type: z.literal('regression'),
+  /** Which regressions notify; both without `events`. */
+  events: z.array(z.enum(REGRESSION_EVENT_TYPES)).min(1).max(REGRESSION_EVENT_TYPES.length).optional(),
+  /** Only regressions of these metrics; all without `metrics`. */
+  metrics: z.array(z.enum(REGRESSION_METRICS)).min(1).max(REGRESSION_METRICS.length).optional(),
+  /** Only regressions of releases in this environment / of this release (exact). */
+  environment: filterText.optional(),
+  release: filterText.optional(),
+});
+
 /**
  * What a rule listens to: cluster transitions (with kind, severity, environment and release
  * filters, and a `count24h` threshold), custom `track()` events by name and properties, or
- * security events (all of them, or the listed ones).
+ * security events (all of them, or the listed ones), or regressions (of releases and of routes'
+ * web vitals, by metric, environment and release).
  *
  * @example
  * ```ts
  * ruleSourceSchema.parse({ type: 'cluster', events: ['cluster.created'], kinds: ['webrtc_one_way_media'] });
  * ruleSourceSchema.parse({ type: 'custom', name: 'checkout_failed', properties: { plan: 'pro' } });
  * ruleSourceSchema.parse({ type: 'security', events: ['security.token_created'] });
+ * ruleSourceSchema.parse({ type: 'regression', events: ['release.regression'], environment: 'production' });
  * ```
  */
 export const ruleSourceSchema = z.discriminatedUnion('type', [
   clusterSourceSchema,
   customSourceSchema,
   securitySourceSchema,
+  regressionSourceSchema,
 ]);
 export type RuleSource = z.infer<typeof ruleSourceSchema>;
 
@@ -124,13 +156,29 @@ export type RuleSubject =
   | {
       /** A security event (no environment, release or severity filters apply). */
       type: SecurityEventType;
+    }
+  | {
+      /**
+       * A regression: of a release (its environment and release), or of a route's web vital
+       * (over every environment: environment and release null).
+       */
+      type: RegressionEventType;
+      metric: RegressionMetric;
+      environment: string | null;
+      release: string | null;
     };
 
 type SecuritySubject = Extract<RuleSubject, { type: SecurityEventType }>;
+type RegressionSubject = Extract<RuleSubject, { type: RegressionEventType }>;
 
 /** Whether a subject is a security event. */
 function isSecuritySubject(subject: RuleSubject): subject is SecuritySubject {
   return SECURITY_EVENTS.has(subject.type);
+}
+
+/** Whether a subject is a regression. */
+function isRegressionSubject(subject: RuleSubject): subject is RegressionSubject {
+  return REGRESSION_EVENTS.has(subject.type);
 }
 
 /** `severity` is at least `minimum`. */
@@ -142,12 +190,14 @@ function atLeast(severity: Severity, minimum: Severity): boolean {
  * Whether a rule's source matches a subject. Threshold events match when `count24h` crossed the
  * rule's threshold with this change (before < threshold ≤ after), so a rule fires once per rise.
  * A `security` source matches only security events (the listed ones, or all without `events`);
- * cluster and custom sources never match them.
+ * cluster and custom sources never match them. A `regression` source matches only regressions
+ * (of its `events` and `metrics` when listed, in its environment and release when given).
  *
  * @example
  * ```ts
  * ruleMatches({ type: 'custom', name: 'paid' }, { type: 'custom', name: 'paid', properties: {}, severity: null, environment: null, release: null }); // true
  * ruleMatches({ type: 'security' }, { type: 'security.token_created' }); // true
+ * ruleMatches({ type: 'regression' }, { type: 'vitals.regression', metric: 'LCP', environment: null, release: null }); // true
  * ```
  */
 export function ruleMatches(source: RuleSource, subject: RuleSubject): boolean {
@@ -156,6 +206,15 @@ export function ruleMatches(source: RuleSource, subject: RuleSubject): boolean {
       isSecuritySubject(subject) && (source.events === undefined || source.events.includes(subject.type))
     );
   if (isSecuritySubject(subject)) return false;
+  if (source.type === 'regression')
+    return (
+      isRegressionSubject(subject) &&
+      (source.events === undefined || source.events.includes(subject.type)) &&
+      (source.metrics === undefined || source.metrics.includes(subject.metric)) &&
+      (source.environment === undefined || source.environment === subject.environment) &&
+      (source.release === undefined || source.release === subject.release)
+    );
+  if (isRegressionSubject(subject)) return false;
   if (source.environment !== undefined && source.environment !== subject.environment) return false;
   if (source.release !== undefined && source.release !== subject.release) return false;
   if (source.type === 'custom') {

@@ -76,6 +76,12 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'mfa_recovery_codes',
         'mfa_challenges',
         'magic_link_tokens',
+        'insight_jobs',
+        'insight_progress',
+        'page_views',
+        'click_facts',
+        'funnels',
+        'insight_alerts',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

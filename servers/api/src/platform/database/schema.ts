@@ -15,6 +15,7 @@ import type { ChunksTable } from './tables/chunks.table.ts';
 import type {
   ClickFactsTable,
   FunnelsTable,
+  InsightAlertsTable,
   InsightJobsTable,
   InsightProgressTable,
   PageViewsTable,
@@ -80,4 +81,5 @@ export interface Database {
   page_views: PageViewsTable;
   click_facts: ClickFactsTable;
   funnels: FunnelsTable;
+  insight_alerts: InsightAlertsTable;
 }

@@ -107,6 +107,25 @@ export interface FunnelsTable {
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
+/** A regression that fired (migration 2026-12-07-insight-alerts): each fires once. */
+export interface InsightAlertsTable {
+  project_id: string;
+  type: 'release.regression' | 'vitals.regression';
+  /** What fires once: environment, release and metric, or route, metric and period (JSON). */
+  alert_key: string;
+  metric: string;
+  environment: string | null;
+  release: string | null;
+  previous_release: string | null;
+  route: string | null;
+  period: string | null;
+  /** The numbers that made it fire (the webhook's `data.regression`). */
+  details: JSONColumnType<Record<string, unknown>>;
+  /** The notification event written with it; null when no rule matched. */
+  event_id: string | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export type PageView = Selectable<PageViewsTable>;
 export type NewPageView = Insertable<PageViewsTable>;
 export type NewClickFact = Insertable<ClickFactsTable>;
