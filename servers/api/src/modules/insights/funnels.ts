@@ -3,8 +3,6 @@
 // times between steps and drop-offs of all units. Pure: the repository reads the matches.
 import type { FunnelStep } from '../../platform/database/tables/insights.table.ts';
 
-export type { FunnelStep };
-
 /** Something a session did that a step can match: a page view, a custom event, a click. */
 export type FunnelFact =
   | { type: 'pageview'; route: string }
@@ -32,7 +30,7 @@ export interface UnitProgress {
 }
 
 /** A unit that reached a step and not the next one: where it stopped, and in which session. */
-export interface DroppedOffUnit {
+interface DroppedOffUnit {
   unit: string;
   /** The session of the last step it reached. */
   sessionId: string;
