@@ -21,6 +21,7 @@ import mfaRoutes from './modules/accounts/mfa-routes.ts';
 import { findLiveSession } from './modules/accounts/repository.ts';
 import accountRoutes from './modules/accounts/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
+import funnelRoutes from './modules/insights/funnel-routes.ts';
 import issueRoutes from './modules/issues/routes.ts';
 import inboxRoutes from './modules/notifications/inbox-routes.ts';
 import { notifySecurityEvent } from './modules/notifications/index.ts';
@@ -109,6 +110,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(readingRoutes); // /v1/sessions, /v1/visits, /share
   await fastify.register(callRoutes, { prefix: '/v1/calls' });
   await fastify.register(issueRoutes); // /v1/issues, /v1/errors
+  await fastify.register(funnelRoutes, { prefix: '/v1/funnels' });
   await fastify.register(notificationRoutes, { prefix: '/v1/notifications' });
   await fastify.register(inboxRoutes, { prefix: '/v1/inbox' });
 
