@@ -38,6 +38,8 @@ const MAX_DROPPED_OFF = 20;
 const SUGGESTIONS = 5;
 /** Route sequences read to choose the suggestions from. */
 const SEQUENCES_READ = 200;
+/** Suggestions look at the latest this many sessions of the range. */
+const SUGGESTION_SAMPLE = 10_000;
 
 const funnelIdSchema = z
   .string()
@@ -281,12 +283,10 @@ export default async function funnelRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
-      const sequences = await findRouteSequences(
-        database,
-        request.auth.project.id,
-        rangeOf(request.query),
-        SEQUENCES_READ,
-      );
+      const sequences = await findRouteSequences(database, request.auth.project.id, rangeOf(request.query), {
+        sample: SUGGESTION_SAMPLE,
+        limit: SEQUENCES_READ,
+      });
       return {
         items: chooseSuggestions(sequences, SUGGESTIONS).map((sequence) => ({
           sessions: sequence.sessions,
