@@ -94,6 +94,14 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/sessions/{id}/calls': scope('sessions:read'),
   'POST /v1/sessions/{id}/share': scope('sessions:write'),
   'GET /v1/visits/{id}': scope('sessions:read'),
+  // Funnels are read and written as sessions are.
+  'GET /v1/funnels': scope('sessions:read'),
+  'POST /v1/funnels': scope('sessions:write'),
+  'GET /v1/funnels/suggestions': scope('sessions:read'),
+  'GET /v1/funnels/{id}': scope('sessions:read'),
+  'PATCH /v1/funnels/{id}': scope('sessions:write'),
+  'DELETE /v1/funnels/{id}': scope('sessions:write'),
+  'GET /v1/funnels/{id}/results': scope('sessions:read'),
 
   'GET /v1/calls': scope('calls:read'),
   'GET /v1/calls/overview': scope('calls:read'),
@@ -179,6 +187,7 @@ const WATCHED_TABLES = [
   'user_mfa',
   'sessions',
   'share_links',
+  'funnels',
   'issue_clusters',
   'notification_channels',
   'notification_rules',

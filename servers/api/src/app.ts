@@ -21,6 +21,7 @@ import mfaRoutes from './modules/accounts/mfa-routes.ts';
 import { findLiveSession } from './modules/accounts/repository.ts';
 import accountRoutes from './modules/accounts/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
+import funnelRoutes from './modules/insights/funnel-routes.ts';
 import overviewRoutes from './modules/insights/overview-routes.ts';
 import releaseRoutes from './modules/insights/release-routes.ts';
 import insightRoutes from './modules/insights/routes.ts';
@@ -115,6 +116,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(insightRoutes, { prefix: '/v1' }); // /v1/vitals, /v1/heatmaps
   await fastify.register(releaseRoutes, { prefix: '/v1/releases' });
   await fastify.register(overviewRoutes, { prefix: '/v1/dashboard' });
+  await fastify.register(funnelRoutes, { prefix: '/v1/funnels' });
   await fastify.register(notificationRoutes, { prefix: '/v1/notifications' });
   await fastify.register(inboxRoutes, { prefix: '/v1/inbox' });
 

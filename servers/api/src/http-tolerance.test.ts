@@ -128,6 +128,15 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
         source: { type: 'cluster', events: ['cluster.created'] },
       })
     ).id;
+    ids.funnels = (
+      await ok('POST', '/v1/funnels', {
+        name: 'call to end',
+        steps: [
+          { type: 'pageview', route: '/call' },
+          { type: 'event', name: 'call_ended' },
+        ],
+      })
+    ).id;
     // A session with the recorded Chromium calls: a call, findings, issue clusters, inbox items.
     const recorded = JSON.parse((await validChunkFixture('call')).toString('utf8'));
     const error = {

@@ -19,6 +19,7 @@ import * as mfa from './migrations/2026-12-03-mfa.ts';
 import * as magicLinks from './migrations/2026-12-04-magic-links.ts';
 import * as organizations from './migrations/2026-12-05-organizations.ts';
 import * as insights from './migrations/2026-12-06-insights.ts';
+import * as funnelIndexes from './migrations/2026-12-07-funnel-indexes.ts';
 import * as insightAlerts from './migrations/2026-12-07-insight-alerts.ts';
 
 /**
@@ -45,6 +46,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-04-magic-links': magicLinks,
   '2026-12-05-organizations': organizations,
   '2026-12-06-insights': insights,
+  '2026-12-07-funnel-indexes': funnelIndexes,
   '2026-12-07-insight-alerts': insightAlerts,
 };
 
