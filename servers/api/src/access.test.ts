@@ -115,6 +115,8 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/errors': scope('issues:read'),
   'GET /v1/errors/{fingerprint}': scope('issues:read'),
 
+  'GET /v1/vitals': scope('sessions:read'),
+  'GET /v1/heatmaps': scope('sessions:read'),
   'GET /v1/releases': scope('sessions:read'),
   'GET /v1/dashboard/overview': scope('sessions:read'),
 

@@ -53,8 +53,9 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
 
   /** An operation's URL with the test project's resources in its path parameters. */
   function urlOf(path: string, method = 'GET'): string {
-    // The one route with a required query parameter.
+    // The routes with required query parameters.
     if (path === '/v1/config') return `/v1/config?key=${test.first.projectKey}`;
+    if (path === '/v1/heatmaps') return '/v1/heatmaps?route=/&kind=click';
     if (method === 'DELETE' && path === '/v1/projects/{id}') return `/v1/projects/${spareProjectId}`;
     return path.replace(/([^/]+)\/\{(\w+)\}/g, (_whole, segment: string, parameter: string) => {
       const id = ids[segment];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingest, type WireItem } from '../../../test/call-timelines.ts';
+import { ingest } from '../../../test/call-timelines.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
