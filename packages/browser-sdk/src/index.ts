@@ -361,10 +361,13 @@ export function init(options: InitOptions): Client {
     const strict = privacy.mode === 'strict';
     const userAgent = typeof navigator === 'undefined' ? '' : navigator.userAgent.slice(0, 1024);
     const referrer = scrubUrl(startReferrer, strict);
+    const url = scrubUrl(startUrl, strict) || 'about:blank';
+    // This page load starts a page view, before its vitals and its recording arrive.
+    push({ t: startedAt, type: 'nav', url, load: true });
     const meta = {
       sdk: { name: '@svc/browser-sdk', version: SDK_VERSION },
       startedAt: session.start ?? startedAt,
-      url: scrubUrl(startUrl, strict) || 'about:blank',
+      url,
       ...(referrer === '' ? {} : { referrer }),
       userAgent,
       ...browserFacts(userAgent),

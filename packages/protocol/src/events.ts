@@ -31,10 +31,13 @@ export type RrwebEvent = z.infer<typeof rrwebEventSchema>;
 
 /**
  * A `nav` event: the page (or screen) changed to `url`, with the app's `route` pattern when known.
+ * `load: true` marks a page load (a document navigation or reload, sent as the SDK starts on the
+ * page); without it the app changed its URL itself (history API, hash).
  *
  * @example
  * ```ts
  * navEventSchema.parse({ t: 1763700000000, type: 'nav', url: 'https://app.example.com/calls/42', route: '/calls/:id' });
+ * navEventSchema.parse({ t: 1763700000000, type: 'nav', url: 'https://app.example.com/', load: true });
  * ```
  */
 export const navEventSchema = z.object({
@@ -42,6 +45,7 @@ export const navEventSchema = z.object({
   type: z.literal('nav'),
   url: boundedText(PROTOCOL_LIMITS.maxUrlLength),
   route: boundedText(PROTOCOL_LIMITS.maxUrlLength).optional(),
+  load: z.literal(true).optional(),
 });
 
 /**

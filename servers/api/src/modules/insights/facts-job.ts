@@ -189,8 +189,9 @@ async function runOnce(dependencies: FactsJobDependencies, job: FactsJob): Promi
     });
     events.push(...eventsOf(bytes));
   }
-  // Chunks come in time order; a stable sort keeps the order of events at the same time.
-  events.sort((a, b) => a.t - b.t);
+  // Events are taken in the order the SDK wrote them (chunk by chunk, in seq order), not sorted
+  // by time: a page's last vitals, reported as it unloads, come before the next page's load in
+  // that order, though the next page's navigation started earlier.
 
   const facts = stored?.facts ?? startFacts();
   const settings = readSettingsText(project.settings);

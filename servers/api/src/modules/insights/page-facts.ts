@@ -16,6 +16,7 @@ export interface FactEvent {
   type: string;
   data?: unknown;
   url?: unknown;
+  load?: unknown;
   name?: unknown;
   value?: unknown;
 }
@@ -163,13 +164,15 @@ function pathOf(url: string): string {
 }
 
 /**
- * Feeds a run's events (in time order) to `state` and returns what changed. `context.url` is
+ * Feeds a run's events (in the order the SDK wrote them) to `state` and returns what changed. `context.url` is
  * the session's first URL: the page view of events that come before any page load or navigation.
  * `context.routePatterns` are the project's route patterns (`normalizeRoute`).
  *
- * - A page view starts at an rrweb Meta event (a page load) or a `nav` event whose URL path
- *   differs from the current view's (a reload or rrweb's periodic checkout of the same path
- *   stays one view). Its time on page runs to the next view's start, else to its last event.
+ * - A page view starts at a page load (the SDK's `nav` event with `load: true`, sent as it starts
+ *   on the page, before the page's vitals and recording; from older SDKs, an rrweb Meta event
+ *   whose path differs from the current view's) and at the app's own navigation (`nav`) to
+ *   another path. rrweb's periodic checkout of the same path stays one view. Its time on page
+ *   runs to the next view's start, else to its last event.
  * - Clicks (rrweb MouseInteraction Click) are facts with the target's selector from the element
  *   tree (full snapshot and mutations), the position on the page (the viewport position plus the
  *   document's scroll) and within the element (the SDK's `ox`/`oy` fractions, when sent).
@@ -274,7 +277,11 @@ export function addFactEvents(
       closeBurst();
 
     if (event.type === 'nav' && typeof event.url === 'string') {
-      if (state.view === null || pathOf(event.url) !== state.path) startView(event.t, event.url, false);
+      // A page load (`load: true`) is always a new page view; the app's own navigation only to
+      // another path.
+      const load = event.load === true;
+      if (load || state.view === null || pathOf(event.url) !== state.path)
+        startView(event.t, event.url, load);
       else state.pending = [];
       state.view = state.view as PageViewFact;
       state.view.endedAt = Math.max(state.view.endedAt, event.t);
