@@ -6,7 +6,8 @@ import { type ShopApp, serveShop, shop, type Visit } from './shop-app.ts';
 
 // The proof of insights, on both engines: real sessions from headless Chromium with the browser
 // SDK on a small multi-page shop (clicks, a rage click, dead clicks, scrolling, a funnel walked to
-// the end and one abandoned) give exactly the expected facts, heatmap counts and vitals buckets.
+// the end and one abandoned) give exactly the expected facts, heatmap counts, funnel results and
+// vitals buckets.
 
 const TIMEOUT = 120_000;
 
@@ -136,5 +137,38 @@ describe.each(ENGINES)('insights from real sessions on %s', (engine) => {
     expect(products.metrics.LCP).toMatchObject({ count: 3, rating: 'good', good: 1 });
     const checkout = vitals.routes.find((row: Json) => row.route === '/checkout/:id');
     expect(checkout).toMatchObject({ pageViews: 2, metrics: { FCP: { count: 0 }, TTFB: { count: 0 } } });
+  });
+
+  it("counts the funnel walked to the end twice and abandoned once, with the drop-off's replay", async () => {
+    const response = await dashboard.test.app.inject({
+      method: 'POST',
+      url: '/v1/funnels',
+      headers: dashboard.test.first.headers,
+      payload: {
+        name: 'Purchase',
+        steps: [
+          { type: 'pageview', route: '/products' },
+          { type: 'click', selector: 'main > a#to-cart' },
+          { type: 'pageview', route: '/cart' },
+          { type: 'event', name: 'purchase', properties: { plan: 'pro' } },
+        ],
+        windowMs: 600_000,
+      },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    const range = `from=${Date.now() - 3_600_000}&to=${Date.now() + 60_000}`;
+    const results = await get(`/v1/funnels/${response.json().id}/results?${range}`);
+    expect(results.steps.map((step: Json) => [step.count, step.droppedOffCount])).toEqual([
+      [3, 0],
+      [3, 0],
+      [3, 0],
+      [2, 1],
+    ]);
+    expect(results.steps[3].conversionFromFirst).toBeCloseTo(2 / 3);
+    const [dropped] = results.steps[3].droppedOff;
+    expect(dropped.sessionId).toBe(visits[1]?.sessionId);
+    expect(dropped.links.replay).toMatch(new RegExp(`/sessions/${visits[1]?.sessionId}\\?t=\\d+$`));
+    // The time from the cart to the purchase: a checkout click and a pay click, over a second each.
+    expect(results.steps[3].medianTimeFromPreviousMs).toBeGreaterThan(2_000);
   });
 });

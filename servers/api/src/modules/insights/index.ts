@@ -12,11 +12,10 @@ export {
 export {
   claimFactsJobs,
   createFactsWorker,
-  type FactsJobDependencies,
   type FactsWorker,
   runFactsJob,
 } from './facts-job.ts';
-export { checkRegressions, createRegressionWorker } from './regressions.ts';
+export { createRegressionWorker } from './regressions.ts';
 export { normalizeRoute } from './route.ts';
 export { indexSnapshot, selectorOf } from './selector.ts';
 export { isRegression, normalUpperTail, twoProportionTest } from './stats.ts';

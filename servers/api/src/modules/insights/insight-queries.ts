@@ -24,7 +24,7 @@ export interface VitalFilters {
 }
 
 /** One vital's numbers over a set of page views, counted in SQL. */
-export interface VitalCounts {
+interface VitalCounts {
   count: number;
   p75: number | null;
   good: number;

@@ -21,7 +21,7 @@ export interface FactEvent {
   value?: unknown;
 }
 
-export type Breakpoint = 'mobile' | 'tablet' | 'desktop';
+type Breakpoint = 'mobile' | 'tablet' | 'desktop';
 type VitalName = 'LCP' | 'INP' | 'CLS' | 'FCP' | 'TTFB';
 const VITAL_NAMES: readonly VitalName[] = ['LCP', 'INP', 'CLS', 'FCP', 'TTFB'];
 
@@ -147,7 +147,7 @@ export function startFacts(): FactsState {
  * breakpointOf(390); // 'mobile'
  * ```
  */
-export function breakpointOf(width: number | null): Breakpoint | null {
+function breakpointOf(width: number | null): Breakpoint | null {
   if (width === null) return null;
   return width < 768 ? 'mobile' : width < 1024 ? 'tablet' : 'desktop';
 }

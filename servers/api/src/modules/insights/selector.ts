@@ -57,7 +57,7 @@ export function indexSnapshot(root: unknown): SnapshotIndex {
   return index;
 }
 
-export function isElement(node: SnapshotNode): node is SnapshotNode & { tagName: string } {
+function isElement(node: SnapshotNode): node is SnapshotNode & { tagName: string } {
   return node.type === NODE_TYPE.element && typeof node.tagName === 'string' && node.tagName !== '';
 }
 

@@ -126,7 +126,6 @@ export interface InsightAlertsTable {
   created_at: ColumnType<Date, Date | undefined, never>;
 }
 
-export type PageView = Selectable<PageViewsTable>;
 export type NewPageView = Insertable<PageViewsTable>;
 export type NewClickFact = Insertable<ClickFactsTable>;
 export type Funnel = Selectable<FunnelsTable>;
