@@ -162,23 +162,49 @@ async function runOnce(dependencies: FactsJobDependencies, job: FactsJob): Promi
     .where('project_id', '=', projectId)
     .where('session_id', '=', sessionId)
     .executeTakeFirst();
-  const chunks = await database
+  // The chunks after the watermark, and how many there are at or below it (a late chunk makes
+  // that more than were consumed): two reads by the chunks' key, whatever the session's length.
+  const watermark = progress?.consumed_seq ?? -1;
+  const after = await database
     .selectFrom('chunks')
     .select(['seq', 'blob_key'])
     .where('project_id', '=', projectId)
     .where('session_id', '=', sessionId)
+    .where('seq', '>', watermark)
     .orderBy('seq')
     .execute();
+  const below =
+    progress === undefined
+      ? 0
+      : Number(
+          (
+            await database
+              .selectFrom('chunks')
+              .select((select) => select.fn.countAll<string>().as('count'))
+              .where('project_id', '=', projectId)
+              .where('session_id', '=', sessionId)
+              .where('seq', '<=', watermark)
+              .executeTakeFirstOrThrow()
+          ).count,
+        );
 
   let stored: StoredState | undefined;
   if (progress !== undefined) {
     const parsed = JSON.parse(progress.state) as StoredState;
-    const consumed = chunks.filter((chunk) => chunk.seq <= progress.consumed_seq).length;
-    if (parsed.version === FACTS_VERSION && parsed.consumedChunks === consumed) stored = parsed;
+    if (parsed.version === FACTS_VERSION && parsed.consumedChunks === below) stored = parsed;
   }
   const recomputed = stored === undefined;
-  const consumedSeq = stored === undefined ? -1 : (progress?.consumed_seq ?? -1);
-  const fresh = chunks.filter((chunk) => chunk.seq > consumedSeq);
+  const consumedSeq = stored === undefined ? -1 : watermark;
+  const fresh =
+    stored === undefined && watermark >= 0
+      ? await database
+          .selectFrom('chunks')
+          .select(['seq', 'blob_key'])
+          .where('project_id', '=', projectId)
+          .where('session_id', '=', sessionId)
+          .orderBy('seq')
+          .execute()
+      : after;
 
   const events: FactEvent[] = [];
   for (const chunk of fresh) {
@@ -201,8 +227,7 @@ async function runOnce(dependencies: FactsJobDependencies, job: FactsJob): Promi
   });
   const next: StoredState = {
     version: FACTS_VERSION,
-    consumedChunks: chunks.filter((chunk) => chunk.seq <= Math.max(consumedSeq, fresh.at(-1)?.seq ?? -1))
-      .length,
+    consumedChunks: (recomputed ? 0 : below) + fresh.length,
     facts,
   };
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingest } from '../../../test/call-timelines.ts';
+import { apiClient } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
@@ -244,5 +245,28 @@ describe.each(ENGINES)('the facts job on %s', (engine) => {
     for (const body of chunksOf(reference, events, [5, 10])) await ingest(test.app, project.projectKey, body);
     await runJobs();
     expect(await factsOf(sessionId)).toEqual(await factsOf(reference));
+  });
+
+  it("names routes with the project's route patterns first", async () => {
+    const { ok: send, request } = apiClient(
+      () => test,
+      () => project,
+    );
+    await send('PATCH', `/v1/projects/${project.project.id}`, {
+      settings: { insights: { routePatterns: ['/orders/:order', '/products'] } },
+    });
+    const sessionId = newSessionId();
+    for (const body of chunksOf(sessionId, sessionEvents(), [8]))
+      await ingest(test.app, project.projectKey, body);
+    await runJobs();
+    const { views } = await factsOf(sessionId);
+    expect(views.map((view) => view.route)).toEqual(['/products', '/orders/:order']);
+    await send('PATCH', `/v1/projects/${project.project.id}`, {
+      settings: { insights: { routePatterns: [] } },
+    });
+    const refused = await request('PATCH', `/v1/projects/${project.project.id}`, {
+      settings: { insights: { routePatterns: ['orders?x=1'] } },
+    });
+    expect(refused.statusCode).toBe(400);
   });
 });
