@@ -363,7 +363,7 @@ export function init(options: InitOptions): Client {
     const referrer = scrubUrl(startReferrer, strict);
     const url = scrubUrl(startUrl, strict) || 'about:blank';
     // This page load starts a page view, before its vitals and its recording arrive.
-    push({ t: startedAt, type: 'nav', url, load: true });
+    if (page !== undefined) push({ t: startedAt, type: 'nav', url, load: true });
     const meta = {
       sdk: { name: '@svc/browser-sdk', version: SDK_VERSION },
       startedAt: session.start ?? startedAt,

@@ -118,7 +118,9 @@ describe('recorder privacy', () => {
     // pushState, as the recorder loads on demand), cut to origin and path either way.
     const meta = events.find((event) => event.type === 'rrweb' && event.data.type === 4);
     expect([harness.pageUrl, `${new URL(harness.pageUrl).origin}/account`]).toContain(meta.data.data.href);
+    // The page load (its URL cut too), then the app's navigation.
     expect(events.filter((event) => event.type === 'nav')).toEqual([
+      expect.objectContaining({ url: harness.pageUrl, load: true }),
       expect.objectContaining({ url: `${new URL(harness.pageUrl).origin}/account` }),
     ]);
     const everything = JSON.stringify(events);
@@ -141,7 +143,18 @@ describe('navigation and web vitals', () => {
     await flush(page);
     const { events } = await harness.stored(await sessionIdOf(page));
     const origin = new URL(harness.pageUrl).origin;
+    // The page load first (`load: true`), then each change the app made.
+    expect(events.filter((event) => event.type === 'nav').map((event) => [event.url, event.load])).toEqual([
+      [harness.pageUrl, true],
+      ...[
+        `${origin}/calls/42`,
+        `${origin}/calls/42?tab=quality`,
+        `${origin}/calls/42?tab=quality#stats`,
+        `${origin}/calls/42?tab=quality`,
+      ].map((url) => [url, undefined]),
+    ]);
     expect(events.filter((event) => event.type === 'nav').map((event) => event.url)).toEqual([
+      harness.pageUrl,
       `${origin}/calls/42`,
       `${origin}/calls/42?tab=quality`,
       `${origin}/calls/42?tab=quality#stats`,
@@ -179,7 +192,9 @@ describe('shutdown', () => {
     });
     await page.waitForTimeout(1_500);
     const { events } = await harness.stored(sessionId);
-    expect(events.some((event) => event.type === 'nav' || event.type === 'error')).toBe(false);
+    expect(
+      events.some((event) => (event.type === 'nav' && event.load !== true) || event.type === 'error'),
+    ).toBe(false);
   });
 });
 
@@ -297,7 +312,11 @@ describe('recording modes', () => {
     const gapAt = events.findIndex((event) => event.type === 'gap');
     expect(events[gapAt]).toMatchObject({ reason: 'monitor' });
     expect(events[gapAt].toT).toBeGreaterThan(events[gapAt].fromT);
-    expect(events[gapAt + 1]).toMatchObject({ type: 'rrweb', data: { type: 4 } });
+    // The replay resumes with a checkout (other events, such as the page load's `nav`, are kept).
+    expect(events.slice(gapAt + 1).find((event) => event.type === 'rrweb')).toMatchObject({
+      type: 'rrweb',
+      data: { type: 4 },
+    });
     const trigger = events.find((event) => event.type === 'trigger');
     expect(trigger).toMatchObject({ name: 'error' });
     // The pre-roll covers at least the checkout interval before the error; the post-roll follows it.
