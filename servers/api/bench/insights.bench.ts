@@ -414,8 +414,10 @@ async function benchFacts(bench: Bench): Promise<void> {
   const backlog = factChunks(22, FACT_SESSIONS);
   const factCosts = await jobCosts(bench, facts, live.bodies, backlog.bodies);
   const { rows } = await sql<{ views: number; clicks: number }>`
-    select (select count(*)::int from page_views where project_id = ${bench.projectId}) as views,
-      (select count(*)::int from click_facts where project_id = ${bench.projectId} and kind = 'click') as clicks`.execute(
+    select (select count(*)::int from page_views where project_id = ${bench.projectId} and release = '2.0.0') as views,
+      (select count(*)::int from click_facts join sessions on sessions.project_id = click_facts.project_id
+         and sessions.id = click_facts.session_id
+       where click_facts.project_id = ${bench.projectId} and kind = 'click' and sessions.release = '2.0.0') as clicks`.execute(
     services.database.database,
   );
   const callCosts = await jobCosts(bench, processing, callChunks(CALL_SESSIONS), callChunks(CALL_SESSIONS));
