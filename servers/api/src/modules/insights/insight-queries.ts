@@ -99,7 +99,7 @@ function readVitals(row: Record<string, unknown>): VitalsRow {
 
 /**
  * The web vitals of a project's page views in a range: overall, per route (the `limit` routes
- * with most page views) and per UTC day, in three statements over the same page views.
+ * with most page views) and per UTC day, in three statements over the same page views, run at once.
  *
  * @example
  * ```ts
@@ -118,14 +118,18 @@ export async function findVitals(
   days: Array<VitalsRow & { day: string }>;
 }> {
   const scope = pageViewScope(projectId, range, filters);
-  const overall = await sql<Record<string, unknown>>`
-    select count(*) as page_views, ${vitalColumns()} from page_views where ${scope}`.execute(database);
-  const routes = await sql<Record<string, unknown>>`
-    select route, count(*) as page_views, ${vitalColumns()} from page_views where ${scope}
-    group by route order by count(*) desc, route limit ${limit}`.execute(database);
-  const days = await sql<Record<string, unknown>>`
-    select to_char(day, 'YYYY-MM-DD') as day, count(*) as page_views, ${vitalColumns()} from page_views
-    where ${scope} group by day order by day`.execute(database);
+  // Three statements at once, on three of the pool's connections: each sorts every page view's
+  // vitals for its percentiles, and together they take the time of the slowest instead of the sum.
+  const [overall, routes, days] = await Promise.all([
+    sql<Record<string, unknown>>`
+      select count(*) as page_views, ${vitalColumns()} from page_views where ${scope}`.execute(database),
+    sql<Record<string, unknown>>`
+      select route, count(*) as page_views, ${vitalColumns()} from page_views where ${scope}
+      group by route order by count(*) desc, route limit ${limit}`.execute(database),
+    sql<Record<string, unknown>>`
+      select to_char(day, 'YYYY-MM-DD') as day, count(*) as page_views, ${vitalColumns()} from page_views
+      where ${scope} group by day order by day`.execute(database),
+  ]);
   return {
     overall: readVitals(overall.rows[0] ?? { page_views: 0 }),
     routes: routes.rows.map((row) => ({ route: String(row.route), ...readVitals(row) })),
@@ -171,26 +175,28 @@ export async function findClickHeatmap(
     ],
     sql` and `,
   );
+  // One pass over the route's click facts: each click ranked within its selector (most recent
+  // first), then per selector the count and the first `pointsPerElement` positions. A subquery of
+  // points per listed selector read every click of the route again, once per selector (~10x the
+  // work over 100,000 sessions: the insights bench).
   const { rows } = await sql<{
     selector: string | null;
     count: string | number;
     total: string | number;
     points: Array<{ x: number; y: number; ex: number | null; ey: number | null }>;
   }>`
-    with counted as (
-      select selector, count(*) as count, sum(count(*)) over () as total
+    with ranked as (
+      select selector, page_x, page_y, element_x, element_y,
+        row_number() over (partition by selector order by t desc) as rank
       from click_facts where ${scope}
-      group by selector
-      order by count(*) desc, selector nulls last
-      limit ${limit}
     )
-    select counted.selector, counted.count, counted.total,
-      coalesce((select jsonb_agg(jsonb_build_object('x', point.page_x, 'y', point.page_y, 'ex', point.element_x, 'ey', point.element_y))
-        from (select page_x, page_y, element_x, element_y from click_facts
-              where ${scope} and selector is not distinct from counted.selector
-              order by t desc limit ${pointsPerElement}) as point), '[]'::jsonb) as points
-    from counted
-    order by counted.count desc, counted.selector nulls last`.execute(database);
+    select selector, count(*) as count, sum(count(*)) over () as total,
+      coalesce(jsonb_agg(jsonb_build_object('x', page_x, 'y', page_y, 'ex', element_x, 'ey', element_y) order by rank)
+        filter (where rank <= ${pointsPerElement}), '[]'::jsonb) as points
+    from ranked
+    group by selector
+    order by count(*) desc, selector nulls last
+    limit ${limit}`.execute(database);
   return {
     total: rows.length === 0 ? 0 : Number(rows[0]?.total),
     elements: rows.map((row) => ({

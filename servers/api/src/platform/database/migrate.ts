@@ -21,6 +21,7 @@ import * as organizations from './migrations/2026-12-05-organizations.ts';
 import * as insights from './migrations/2026-12-06-insights.ts';
 import * as funnelIndexes from './migrations/2026-12-07-funnel-indexes.ts';
 import * as insightAlerts from './migrations/2026-12-07-insight-alerts.ts';
+import * as insightIndexes from './migrations/2026-12-08-insight-indexes.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -48,6 +49,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-06-insights': insights,
   '2026-12-07-funnel-indexes': funnelIndexes,
   '2026-12-07-insight-alerts': insightAlerts,
+  '2026-12-08-insight-indexes': insightIndexes,
 };
 
 /**
