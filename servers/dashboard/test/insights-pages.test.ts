@@ -266,7 +266,7 @@ describe('insights pages', () => {
   }, async () => {
     const { page, errors } = await open('/funnels/new');
     await page.getByRole('heading', { name: 'New funnel' }).waitFor();
-    await page.getByLabel('Name').fill('Shop checkout');
+    await page.getByLabel('Name', { exact: true }).fill('Shop checkout');
     await page.getByLabel('Step 1 route').fill('/products');
     await page.getByLabel('Step 2 type').selectOption('click');
     await page.getByLabel('Step 2 selector').fill('main > button#buy.btn.primary');
@@ -299,7 +299,7 @@ describe('insights pages', () => {
     ]);
     // Changed with PATCH: count by user (the shop's visitors have none: each session is one).
     await page.getByRole('button', { name: 'Edit funnel' }).click();
-    await page.getByLabel('Name').fill('Shop checkout by user');
+    await page.getByLabel('Name', { exact: true }).fill('Shop checkout by user');
     await page.getByLabel('User').check();
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByRole('heading', { name: 'Shop checkout by user', level: 1 }).waitFor();
