@@ -2,6 +2,7 @@ import { type ReactNode, Suspense } from 'react';
 import { Navigate, Route, Routes } from 'react-router';
 import { authRoutes } from '../auth/routes.tsx';
 import { callRoutes } from '../calls/routes.tsx';
+import { insightRoutes } from '../insights/routes.tsx';
 import { issueRoutes } from '../issues/routes.tsx';
 import { notificationRoutes } from '../notifications/routes.tsx';
 import { sessionRoutes } from '../sessions/routes.tsx';
@@ -16,6 +17,7 @@ const ROUTES: AppRoute[] = [
   ...sessionRoutes,
   ...callRoutes,
   ...issueRoutes,
+  ...insightRoutes,
   ...notificationRoutes,
   ...settingsRoutes,
   ...shareRoutes,

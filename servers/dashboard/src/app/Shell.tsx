@@ -6,11 +6,13 @@ import { AppLink } from '../ui/links.tsx';
 import { WorkspaceContext } from '../ui/workspace.tsx';
 import { CreateOrganization, CreateProject } from './Onboarding.tsx';
 
-/** The main navigation: one entry per area of the app. */
+/** The main navigation: one entry per area of the app (insights: the overview, then its other pages). */
 const NAVIGATION: [string, string][] = [
+  ['/overview', 'Overview'],
   ['/sessions', 'Sessions'],
   ['/calls', 'Calls'],
   ['/issues', 'Issues'],
+  ['/vitals', 'Insights'],
   ['/notifications', 'Notifications'],
   ['/settings/project', 'Settings'],
 ];

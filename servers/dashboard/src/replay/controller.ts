@@ -61,6 +61,20 @@ export interface ReplayOptions {
   /** Once: the first frame is shown, or could not be. */
   onSettled?(): void;
   skipInactive: boolean;
+  /**
+   * `viewport` (the player): the recorded viewport scaled to fit the root. `page` (the heatmaps):
+   * the iframe as tall as the recorded document, so the whole page shows, scaled to the root's
+   * width; `onLayout` then gets the scale and the page's size.
+   */
+  layout?: 'viewport' | 'page';
+  onLayout?(layout: PageLayout): void;
+}
+
+/** Where the recorded page is drawn (the `page` layout): its size in its own px and the scale. */
+export interface PageLayout {
+  scale: number;
+  width: number;
+  height: number;
 }
 
 function rrwebEventsOf(chunk: StoredChunk): RrwebEvent[] {
@@ -308,12 +322,39 @@ export class ReplayController {
     const wrapper = this.replayer?.wrapper;
     if (wrapper === undefined) return;
     const width = this.options.root.clientWidth || this.dimensions.width;
+    if (this.options.layout === 'page') {
+      this.fitPage(wrapper, width);
+      return;
+    }
     // The whole recorded viewport in view, with room for the controls under it.
     const height = Math.max(240, (typeof window === 'undefined' ? 900 : window.innerHeight) * 0.45);
     const scale = Math.min(1, width / this.dimensions.width, height / this.dimensions.height);
     wrapper.style.transform = `scale(${scale})`;
     wrapper.style.transformOrigin = 'top left';
     this.options.root.style.height = `${Math.ceil(this.dimensions.height * scale)}px`;
+  }
+
+  /** The `page` layout: the iframe as tall as the replayed document, scaled to the root's width. */
+  private fitPage(wrapper: HTMLElement, width: number): void {
+    const iframe = this.replayer?.iframe;
+    const document = iframe?.contentDocument;
+    if (iframe === undefined) return;
+    const height = Math.max(
+      this.dimensions.height,
+      document?.documentElement?.scrollHeight ?? 0,
+      document?.body?.scrollHeight ?? 0,
+    );
+    iframe.setAttribute('height', String(height));
+    const scale = Math.min(1, width / this.dimensions.width);
+    wrapper.style.transform = `scale(${scale})`;
+    wrapper.style.transformOrigin = 'top left';
+    this.options.root.style.height = `${Math.ceil(height * scale)}px`;
+    this.options.onLayout?.({ scale, width: this.dimensions.width, height });
+  }
+
+  /** Measures and scales again (the `page` layout after the replayed page's images load). */
+  relayout(): void {
+    this.fit();
   }
 
   /** rrweb played its last event: more chunks to come, or the end of the session. */
