@@ -119,6 +119,8 @@ describe('recorder privacy', () => {
     const meta = events.find((event) => event.type === 'rrweb' && event.data.type === 4);
     expect([harness.pageUrl, `${new URL(harness.pageUrl).origin}/account`]).toContain(meta.data.data.href);
     expect(events.filter((event) => event.type === 'nav')).toEqual([
+      // The page load, its fragment cut.
+      expect.objectContaining({ url: harness.pageUrl, load: true }),
       expect.objectContaining({ url: `${new URL(harness.pageUrl).origin}/account` }),
     ]);
     const everything = JSON.stringify(events);
@@ -142,6 +144,7 @@ describe('navigation and web vitals', () => {
     const { events } = await harness.stored(await sessionIdOf(page));
     const origin = new URL(harness.pageUrl).origin;
     expect(events.filter((event) => event.type === 'nav').map((event) => event.url)).toEqual([
+      harness.pageUrl, // the page load
       `${origin}/calls/42`,
       `${origin}/calls/42?tab=quality`,
       `${origin}/calls/42?tab=quality#stats`,
@@ -179,7 +182,10 @@ describe('shutdown', () => {
     });
     await page.waitForTimeout(1_500);
     const { events } = await harness.stored(sessionId);
-    expect(events.some((event) => event.type === 'nav' || event.type === 'error')).toBe(false);
+    // The page load's `nav` only.
+    expect(events.some((event) => (event.type === 'nav' && !event.load) || event.type === 'error')).toBe(
+      false,
+    );
   });
 });
 
