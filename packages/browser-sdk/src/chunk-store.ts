@@ -2,8 +2,9 @@
 export interface StoredChunk {
   sessionId: string;
   seq: number;
-  /** The deflated chunk JSON. */
+  /** The deflated chunk JSON, or the JSON itself when `json` (sealed as the page left). */
   body: Uint8Array;
+  json?: true;
   /** Events in the chunk (for gap accounting when it must be dropped). */
   firstT: number;
   lastT: number;
@@ -42,6 +43,58 @@ export function createMemoryChunkStore(): ChunkStore {
       return [...chunks.values()].sort((a, b) =>
         a.sessionId === b.sessionId ? a.seq - b.seq : a.sessionId < b.sessionId ? -1 : 1,
       );
+    },
+  };
+}
+
+/** A store that also keeps chunks at once, for a page that is leaving. */
+export interface ExitChunkStore extends ChunkStore {
+  /** Keeps a chunk sealed at exit synchronously (or, failing that, puts it in the store). */
+  keep(chunk: StoredChunk): void;
+}
+
+const KEPT = 'svc:chunk:';
+
+/**
+ * `store`, plus the chunks sealed as the page leaves: IndexedDB writes are asynchronous and a
+ * leaving page is gone before they finish, so those wait in `storage` (the tab's
+ * `sessionStorage`, key `svc:chunk:<sessionId>/<seq>`, the chunk with its JSON as text), written
+ * synchronously. `all` lists them with the store's, and `delete` removes them too. Where `storage`
+ * refuses one (full, denied) it goes to the store, as far as the page lives.
+ *
+ * @example
+ * ```ts
+ * const store = withExitChunks(await openChunkStore(), sessionStorage);
+ * for (const chunk of writer.sealNow(KEEPALIVE_BUDGET_BYTES)) store.keep(chunk);
+ * ```
+ */
+export function withExitChunks(store: ChunkStore, storage: Storage | undefined): ExitChunkStore {
+  const key = (sessionId: string, seq: number) => `${KEPT}${sessionId}/${seq}`;
+  return {
+    put: (chunk) => store.put(chunk),
+    async delete(sessionId, seq) {
+      storage?.removeItem(key(sessionId, seq));
+      await store.delete(sessionId, seq);
+    },
+    async all() {
+      const kept: StoredChunk[] = [];
+      for (const name of Object.keys(storage ?? {}))
+        if (name.startsWith(KEPT)) {
+          const chunk = JSON.parse(storage?.getItem(name) ?? '{}');
+          kept.push({ ...chunk, body: new TextEncoder().encode(chunk.body) });
+        }
+      return [...(await store.all()), ...kept].sort((a, b) => a.seq - b.seq);
+    },
+    keep(chunk) {
+      try {
+        // No storage (not a browser) throws here too: the store is all there is.
+        (storage as Storage).setItem(
+          key(chunk.sessionId, chunk.seq),
+          JSON.stringify({ ...chunk, body: new TextDecoder().decode(chunk.body) }),
+        );
+      } catch {
+        void store.put(chunk).catch(() => {});
+      }
     },
   };
 }

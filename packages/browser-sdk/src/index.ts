@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-import { type ChunkStore, openChunkStore } from './chunk-store.ts';
+import { type ChunkStore, type ExitChunkStore, openChunkStore, withExitChunks } from './chunk-store.ts';
 import { createGovernor, type GovernorLevel, governorPolicy } from './governor.ts';
 import { createId } from './ids.ts';
 import { browserFacts } from './meta.ts';
@@ -310,6 +310,7 @@ export function init(options: InitOptions): Client {
 
   let writer: SessionWriter | undefined;
   let transport: Transport | undefined;
+  let store: ExitChunkStore | undefined;
   let gate: RecordingGate | undefined;
   let recorder: Recorder | undefined;
   let stopped = false;
@@ -323,10 +324,10 @@ export function init(options: InitOptions): Client {
     if (gate === undefined) early.push(event);
     else gate.push(event);
   };
-  /** Seals what the gate wrote; nothing (not even seq 0 and its meta) while a conditional session waits. */
-  const seal = async (sealOptions?: { maxBodyBytes?: number }) => {
-    if (writer === undefined || gate === undefined || gate.state(Date.now()) === 'waiting') return;
-    await writer.seal(sealOptions);
+  /** The writer, when it may seal what the gate wrote: not (not even seq 0 and its meta) while a conditional session waits. */
+  const sealer = () => (gate?.state(Date.now()) === 'waiting' ? undefined : writer);
+  const seal = async () => {
+    await sealer()?.seal();
   };
   /** Measures backlog, failures and heap; a level change is recorded as a `governor` event. */
   const govern = () => {
@@ -377,7 +378,7 @@ export function init(options: InitOptions): Client {
       ...(options.user === undefined ? {} : { user: clipUser(options.user) }),
       recording: { mode: recording.mode ?? 'always' },
     };
-    const store = options.store ?? (await openChunkStore());
+    store = withExitChunks(options.store ?? (await openChunkStore()), tab);
     transport = createTransport({
       endpoint: options.endpoint,
       projectKey: options.projectKey,
@@ -428,11 +429,13 @@ export function init(options: InitOptions): Client {
     const error = typeof reason === 'object' && reason !== null ? reason : { message: String(reason) };
     push(errorEvent(error, 'Unhandled rejection', 'unhandledrejection'));
   };
-  // Leaving (hidden, pagehide): seal in chunks that fit a keepalive request, and send them so.
+  // Leaving (hidden, pagehide): the page may be gone before anything asynchronous ends, so the
+  // buffered events are sealed, kept (sessionStorage) and sent (keepalive) synchronously, as
+  // plain JSON in chunks that fit a keepalive request.
   const onExit = () => {
-    if (writer === undefined || transport === undefined) return;
-    const sending = transport;
-    void seal({ maxBodyBytes: KEEPALIVE_BUDGET_BYTES }).then(() => sending.sendOnExit());
+    const chunks = sealer()?.sealNow(KEEPALIVE_BUDGET_BYTES) ?? [];
+    for (const chunk of chunks) store?.keep(chunk);
+    transport?.sendOnExit(chunks);
   };
   const onVisibility = () => {
     if (document.visibilityState === 'hidden') onExit();

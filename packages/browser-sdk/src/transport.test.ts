@@ -3,7 +3,7 @@ import type { RunningServer } from '@svc/api/src/server.ts';
 import { parseChunk } from '@svc/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { credentialsOf, dataDirectory, startApi, until } from '../test/api-server.ts';
-import { createMemoryChunkStore } from './chunk-store.ts';
+import { createMemoryChunkStore, type StoredChunk, withExitChunks } from './chunk-store.ts';
 import { deflate } from './compression.ts';
 import { init } from './index.ts';
 import { createSessionWriter } from './session-writer.ts';
@@ -88,14 +88,18 @@ describe('the browser SDK core against the real server', () => {
         recording: { mode: 'always' },
       },
     });
-    expect(chunk.events.map((event: Json) => [event.type, event.name ?? event.user?.id])).toEqual([
+    // The page load's `nav` first (no page here: `about:blank`), then the events as they came.
+    expect(
+      chunk.events.map((event: Json) => [event.type, event.name ?? event.user?.id ?? event.url]),
+    ).toEqual([
+      ['nav', 'about:blank'],
       ['custom', 'signed_up'],
       ['identify', 'u_2'],
       ['custom', 'checkout_failed'],
     ]);
     // Only flat properties travel.
-    expect(chunk.events[0].props).toEqual({ plan: 'pro', seats: 3, trial: false });
-    expect(chunk.events[2].severity).toBe('high');
+    expect(chunk.events[1].props).toEqual({ plan: 'pro', seats: 3, trial: false });
+    expect(chunk.events[3].severity).toBe('high');
   });
 
   it('seals 1 200 events into chunks of 500 with contiguous seqs', async () => {
@@ -107,7 +111,8 @@ describe('the browser SDK core against the real server', () => {
     const indexes: number[] = [];
     for (const seq of [0, 1, 2]) {
       const chunk = await chunkOf(sdk.sessionId, seq);
-      indexes.push(...chunk.events.map((event: Json) => event.props.index));
+      // The page load's `nav` comes first.
+      for (const event of chunk.events) if (event.type === 'custom') indexes.push(event.props.index);
     }
     expect(indexes).toEqual(Array.from({ length: 1_200 }, (_, index) => index));
     expect(session.gaps).toEqual([]);
@@ -163,8 +168,25 @@ describe('the browser SDK core against the real server', () => {
   }, 60_000);
 });
 
+/** The `X-Service-Encoding` of a transport's request. */
+const encodingOf = (request: RequestInit | undefined) =>
+  new Headers(request?.headers).get('X-Service-Encoding') ?? '';
+
+/** A valid seq 0 meta (PROTOCOL.md §1). */
+const META = {
+  sdk: { name: '@svc/browser-sdk', version: '0.0.0-source' },
+  startedAt: 1_763_700_000_000,
+  url: 'https://example.com/',
+  userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Chrome/156.0.0.0',
+  browser: { name: 'Chrome', version: '156.0.0.0' },
+  os: { name: 'Linux' },
+  device: 'desktop',
+  viewport: { w: 1280, h: 720 },
+  recording: { mode: 'always' },
+};
+
 describe('sealing and compression', () => {
-  it('splits a seal into chunks that each fit a keepalive request', async () => {
+  it('seals at exit at once, as plain JSON chunks that each fit a keepalive request', async () => {
     const store = createMemoryChunkStore();
     const sent: number[] = [];
     const transport = createTransport({
@@ -176,25 +198,91 @@ describe('sealing and compression', () => {
     const writer = createSessionWriter({
       sessionId: 'ses_01JD2S5V8Q8C4Y3K2W9T7N6M5H',
       nextSeq: 0,
+      meta: META,
       store,
       transport,
       onSeq: (next) => sent.push(next),
     });
-    for (let index = 0; index < 400; index += 1) {
+    // Pushed newest first: sealed in time order.
+    for (let index = 399; index >= 0; index -= 1) {
       const noise = Array.from({ length: 600 }, () =>
         String.fromCharCode(33 + Math.floor(Math.random() * 90)),
       ).join('');
       writer.push({ t: 1_763_700_000_000 + index, type: 'custom', name: 'noise', props: { noise } });
     }
-    const chunks = await writer.seal({ maxBodyBytes: KEEPALIVE_BUDGET_BYTES });
+    const chunks = writer.sealNow(KEEPALIVE_BUDGET_BYTES);
+    // Synchronous: the chunks and their seqs (kept for the next page) exist before anything is awaited.
     expect(chunks.length).toBeGreaterThan(3);
+    expect(sent.at(-1)).toBe(chunks.length);
+    expect(writer.pending()).toBe(0);
+    expect(chunks.every((chunk) => chunk.json === true)).toBe(true);
     expect(chunks.every((chunk) => chunk.body.byteLength <= KEEPALIVE_BUDGET_BYTES)).toBe(true);
     expect(chunks.map((chunk) => chunk.seq)).toEqual(chunks.map((_, index) => index));
-    const events = chunks.flatMap((chunk) => JSON.parse(inflateSync(chunk.body).toString('utf8')).events);
-    expect(events).toHaveLength(400);
+    const parsed = chunks.map((chunk) => JSON.parse(new TextDecoder().decode(chunk.body)));
+    expect(parsed.map((chunk) => chunk.seq)).toEqual(chunks.map((chunk) => chunk.seq));
+    expect(parsed.every((chunk) => parseChunk(chunk).success)).toBe(true);
+    const events = parsed.flatMap((chunk) => chunk.events);
     expect(events.map((event: Json) => event.t)).toEqual(
-      [...events.map((event: Json) => event.t)].sort((a, b) => a - b),
+      Array.from({ length: 400 }, (_, index) => 1_763_700_000_000 + index),
     );
+    expect(chunks.map((chunk) => [chunk.firstT, chunk.lastT])).toEqual(
+      parsed.map((chunk) => [chunk.events[0].t, chunk.events.at(-1).t]),
+    );
+    // Neither stored nor queued: the caller keeps and sends them.
+    expect(await store.all()).toEqual([]);
+    expect(transport.state().backlogChunks).toBe(0);
+    // Nothing buffered: nothing more (seq 0 went already).
+    expect(writer.sealNow(KEEPALIVE_BUDGET_BYTES)).toEqual([]);
+    transport.stop();
+  });
+
+  it('takes the seq of a seal when it starts: an exit seal takes over one in flight, its seq and JSON', async () => {
+    const store = createMemoryChunkStore();
+    const requests: string[] = [];
+    const transport = createTransport({
+      endpoint: 'http://127.0.0.1:9',
+      projectKey: 'pk_x',
+      store,
+      fetch: async (_, request) => {
+        requests.push(encodingOf(request));
+        return new Response('{}', { status: 200 });
+      },
+    });
+    const sent: number[] = [];
+    const writer = createSessionWriter({
+      sessionId: 'ses_01JD2S5V8Q8C4Y3K2W9T7N6M5H',
+      nextSeq: 0,
+      meta: META,
+      store,
+      transport,
+      onSeq: (next) => sent.push(next),
+      now: () => 1_763_700_000_500,
+    });
+    writer.push({ t: 1_763_700_000_000, type: 'custom', name: 'first' });
+    const deflating = writer.seal();
+    expect(sent).toEqual([1]);
+    writer.push({ t: 1_763_700_000_100, type: 'custom', name: 'second' });
+    const chunks = writer.sealNow(KEEPALIVE_BUDGET_BYTES);
+    expect(sent).toEqual([1, 2]);
+    const parsed = chunks.map((chunk) => JSON.parse(new TextDecoder().decode(chunk.body)));
+    expect(
+      parsed.map((chunk) => [chunk.seq, chunk.meta?.url, chunk.events.map((event: Json) => event.name)]),
+    ).toEqual([
+      [0, 'https://example.com/', ['first']],
+      [1, undefined, ['second']],
+    ]);
+    // The seal in flight went as plain JSON: it is neither stored nor sent deflated.
+    expect(await deflating).toEqual([]);
+    expect(await store.all()).toEqual([]);
+    expect(requests).toEqual([]);
+    // The next seal takes the next seq, and goes the usual way (deflated, stored, queued).
+    writer.push({ t: 1_763_700_000_200, type: 'custom', name: 'third' });
+    const [next] = await writer.seal();
+    expect(next?.seq).toBe(2);
+    expect(next?.json).toBeUndefined();
+    expect(JSON.parse(inflateSync(next?.body as Uint8Array).toString('utf8')).events[0].name).toBe('third');
+    await transport.flush();
+    expect(requests).toEqual(['json+deflate']);
     transport.stop();
   });
 
@@ -210,5 +298,159 @@ describe('sealing and compression', () => {
       globalThis.CompressionStream = original;
     }
     expect(inflateSync(native).toString('utf8')).toBe(text);
+  });
+});
+
+describe('leaving the page', () => {
+  const sessionId = 'ses_01JD2S5V8Q8C4Y3K2W9T7N6M5J';
+  /** A chunk of `bytes` bytes of JSON text (only its size matters to the transport). */
+  const fake = (seq: number, bytes = 100): StoredChunk => ({
+    sessionId,
+    seq,
+    body: new TextEncoder().encode(`{${' '.repeat(bytes - 2)}}`),
+    json: true,
+    firstT: 1,
+    lastT: 2,
+  });
+
+  it('sends exit chunks as plain JSON with keepalive at once, the server storing them; a deflated resend is a duplicate', async () => {
+    const store = createMemoryChunkStore();
+    const requests: Array<{ keepalive: boolean; encoding: string }> = [];
+    const transport = createTransport({
+      endpoint: server.url,
+      projectKey: credentials.projectKey,
+      store,
+      fetch: (input, request) => {
+        requests.push({
+          keepalive: request?.keepalive === true,
+          encoding: encodingOf(request),
+        });
+        return fetch(input, request);
+      },
+    });
+    const exiting = 'ses_01JD2S5V8Q8C4Y3K2W9T7N6M5K';
+    const writer = createSessionWriter({
+      sessionId: exiting,
+      nextSeq: 0,
+      meta: META,
+      store,
+      transport,
+    });
+    writer.push({ t: Date.now(), type: 'custom', name: 'first' });
+    void writer.seal();
+    writer.push({ t: Date.now(), type: 'custom', name: 'clicked' });
+    const chunks = writer.sealNow(KEEPALIVE_BUDGET_BYTES);
+    transport.sendOnExit(chunks);
+    // Sent synchronously, both of them, before anything is awaited.
+    expect(requests).toEqual([
+      { keepalive: true, encoding: 'json' },
+      { keepalive: true, encoding: 'json' },
+    ]);
+    await transport.flush();
+    // The queue took the keepalive requests' answers: nothing was sent twice.
+    expect(requests).toHaveLength(2);
+    expect(transport.state().backlogChunks).toBe(0);
+    const session = await api(`/v1/sessions/${exiting}`);
+    expect(session.chunks.map((chunk: Json) => chunk.seq)).toEqual([0, 1]);
+    expect((await chunkOf(exiting, 1)).events.map((event: Json) => event.name)).toEqual(['clicked']);
+    // The same JSON deflated (what a seal in flight would have sent) is the same chunk.
+    const response = await fetch(`${server.url}/v1/ingest`, {
+      method: 'POST',
+      headers: {
+        'X-Service-Project-Key': credentials.projectKey,
+        'X-Service-Encoding': 'json+deflate',
+        'Content-Type': 'application/octet-stream',
+      },
+      body: (await deflate(new TextDecoder().decode(chunks[0]?.body))) as BodyInit,
+    });
+    expect(await response.json()).toEqual({ seq: 0, duplicate: true });
+    transport.stop();
+  });
+
+  it('sends the chunks sealed at exit first, within the keepalive budget, and retries those that fail', async () => {
+    const store = createMemoryChunkStore();
+    const chunks = [fake(0), fake(1, 70_000), fake(2, 1_000), fake(3, 40_000), fake(4, 30_000)];
+    for (const chunk of chunks) await store.put(chunk);
+    const requests: Array<[number, boolean]> = [];
+    let release: (response: Response) => void = () => {};
+    const transport = createTransport({
+      endpoint: 'http://127.0.0.1:9',
+      projectKey: 'pk_x',
+      store,
+      random: () => 0,
+      fetch: (_, request) => {
+        const seq = chunks.findIndex((chunk) => chunk.body === request?.body);
+        requests.push([seq, request?.keepalive === true]);
+        // The first request hangs until released; keepalive requests fail (the page lived on, offline).
+        if (seq === 0) return new Promise((resolve) => (release = resolve));
+        if (request?.keepalive) return Promise.reject(new TypeError('Failed to fetch'));
+        return Promise.resolve(new Response('{}', { status: 200 }));
+      },
+    });
+    transport.enqueue(chunks[0] as StoredChunk); // in flight
+    transport.enqueue(chunks[1] as StoredChunk); // 70 000 B: never fits a keepalive request
+    transport.enqueue(chunks[2] as StoredChunk);
+    transport.sendOnExit([chunks[3] as StoredChunk, chunks[4] as StoredChunk]);
+    // At once: seq 3 (sealed at exit) fits, seq 4 no longer does, seq 2 (queued) still does.
+    expect(requests).toEqual([
+      [0, false],
+      [3, true],
+      [2, true],
+    ]);
+    expect(transport.state().backlogChunks).toBe(5);
+    release(new Response('{}', { status: 200 }));
+    await until(() => transport.state().backlogChunks === 0, 10_000);
+    // The failed keepalive requests are retried as ordinary ones; nothing else is sent twice.
+    expect(requests.slice(3)).toEqual([
+      [1, false],
+      [2, false],
+      [3, false],
+      [4, false],
+    ]);
+    expect(await store.all()).toEqual([]);
+    transport.stop();
+  });
+
+  it('keeps exit chunks in the tab storage at once, lists them with the stored ones, and removes them once acknowledged', async () => {
+    /** `sessionStorage` as far as the store uses it (items are own properties, as in browsers). */
+    class TabStorage {
+      [key: string]: unknown;
+      getItem(key: string) {
+        return typeof this[key] === 'string' ? (this[key] as string) : null;
+      }
+      setItem(key: string, value: string) {
+        if (value.length > 1_000) throw new DOMException('full', 'QuotaExceededError');
+        this[key] = value;
+      }
+      removeItem(key: string) {
+        delete this[key];
+      }
+    }
+    const tab = new TabStorage();
+    const memory = createMemoryChunkStore();
+    const store = withExitChunks(memory, tab as unknown as Storage);
+    await store.put(fake(0));
+    store.keep(fake(2));
+    store.keep(fake(1));
+    expect(Object.keys(tab)).toEqual([`svc:chunk:${sessionId}/2`, `svc:chunk:${sessionId}/1`]);
+    expect(await memory.all()).toEqual([fake(0)]);
+    // A page load of the tab finds them, the same bytes, by seq.
+    expect(await withExitChunks(memory, tab as unknown as Storage).all()).toEqual([
+      fake(0),
+      fake(1),
+      fake(2),
+    ]);
+    await store.delete(sessionId, 1);
+    await store.delete(sessionId, 0);
+    expect(await store.all()).toEqual([fake(2)]);
+    // A storage that refuses (full) leaves the chunk to the store.
+    store.keep(fake(3, 5_000));
+    expect(Object.keys(tab)).toHaveLength(1);
+    await until(async () => (await memory.all()).length === 1, 1_000);
+    expect(await store.all()).toEqual([fake(2), fake(3, 5_000)]);
+    // Without a tab storage (not a browser), the store is all there is.
+    const bare = withExitChunks(createMemoryChunkStore(), undefined);
+    bare.keep(fake(4));
+    await until(async () => (await bare.all()).length === 1, 1_000);
   });
 });

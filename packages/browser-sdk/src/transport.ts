@@ -33,8 +33,12 @@ export interface Transport {
   enqueue(chunk: StoredChunk): void;
   /** Resolves once every queued chunk is acknowledged, or the transport is waiting to retry. */
   flush(): Promise<void>;
-  /** The page is going away: sends what is queued now with `keepalive`, within 64 KiB. */
-  sendOnExit(): void;
+  /**
+   * The page is going away: queues `chunks` (sealed at exit, kept by the caller) and sends what is
+   * queued and not in flight with `keepalive`, within 64 KiB, at once. The queue takes the answers
+   * of those requests when the page lives on, so nothing is sent twice.
+   */
+  sendOnExit(chunks?: StoredChunk[]): void;
   /** Retries at once (the browser came back `online`). */
   retryNow(): void;
   state(): TransportState;
@@ -67,6 +71,8 @@ export function createTransport(options: TransportOptions): Transport {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let wake: (() => void) | undefined;
   let stopped = false;
+  /** Keepalive requests sent at exit, whose answers the queue takes instead of sending again. */
+  const exits = new Map<StoredChunk, Promise<Response>>();
 
   const request = (chunk: StoredChunk, keepalive: boolean) =>
     send(url, {
@@ -74,7 +80,7 @@ export function createTransport(options: TransportOptions): Transport {
       headers: {
         'Content-Type': 'application/octet-stream',
         'X-Service-Project-Key': options.projectKey,
-        'X-Service-Encoding': 'json+deflate',
+        'X-Service-Encoding': chunk.json ? 'json' : 'json+deflate',
       },
       body: chunk.body as BodyInit,
       keepalive,
@@ -99,13 +105,14 @@ export function createTransport(options: TransportOptions): Transport {
       let status = 0;
       let retryAfterMs = 0;
       try {
-        const response = await request(chunk, false);
+        const response = await (exits.get(chunk) ?? request(chunk, false));
         status = response.status;
         retryAfterMs = Number(response.headers.get('Retry-After') ?? 0) * 1000 || 0;
         await response.body?.cancel();
       } catch {
         status = 0;
       }
+      exits.delete(chunk);
       if (status === 200 || status === 409) {
         await done(chunk);
       } else if (status === 400 || status === 413) {
@@ -143,15 +150,24 @@ export function createTransport(options: TransportOptions): Transport {
         await current;
       }
     },
-    sendOnExit() {
+    sendOnExit(chunks = []) {
       if (stopped) return;
       let budget = KEEPALIVE_BUDGET_BYTES;
-      // Only what is not in flight already: the first chunk may be on its way.
-      for (const chunk of queue.slice(running === undefined ? 0 : 1)) {
-        if (chunk.body.byteLength > budget) break;
+      // The chunks sealed now first (they wait in the tab's storage, not in the store), then what
+      // is queued and not in flight already (the first chunk may be on its way); one that does not
+      // fit leaves the budget to the next.
+      const waiting = chunks.concat(queue.slice(running === undefined ? 0 : 1));
+      queue.push(...chunks);
+      for (const chunk of waiting) {
+        if (chunk.body.byteLength > budget) continue;
         budget -= chunk.body.byteLength;
-        request(chunk, true).catch(() => {});
+        if (!exits.has(chunk)) {
+          const sending = request(chunk, true);
+          sending.catch(() => {});
+          exits.set(chunk, sending);
+        }
       }
+      void start();
     },
     retryNow() {
       if (wake === undefined) return;

@@ -118,8 +118,8 @@ describe('recorder privacy', () => {
     // pushState, as the recorder loads on demand), cut to origin and path either way.
     const meta = events.find((event) => event.type === 'rrweb' && event.data.type === 4);
     expect([harness.pageUrl, `${new URL(harness.pageUrl).origin}/account`]).toContain(meta.data.data.href);
-    // The page load (its URL cut too), then the app's navigation.
     expect(events.filter((event) => event.type === 'nav')).toEqual([
+      // The page load, its fragment cut.
       expect.objectContaining({ url: harness.pageUrl, load: true }),
       expect.objectContaining({ url: `${new URL(harness.pageUrl).origin}/account` }),
     ]);
@@ -154,7 +154,7 @@ describe('navigation and web vitals', () => {
       ].map((url) => [url, undefined]),
     ]);
     expect(events.filter((event) => event.type === 'nav').map((event) => event.url)).toEqual([
-      harness.pageUrl,
+      harness.pageUrl, // the page load
       `${origin}/calls/42`,
       `${origin}/calls/42?tab=quality`,
       `${origin}/calls/42?tab=quality#stats`,
@@ -192,9 +192,10 @@ describe('shutdown', () => {
     });
     await page.waitForTimeout(1_500);
     const { events } = await harness.stored(sessionId);
-    expect(
-      events.some((event) => (event.type === 'nav' && event.load !== true) || event.type === 'error'),
-    ).toBe(false);
+    // The page load's `nav` only.
+    expect(events.some((event) => (event.type === 'nav' && !event.load) || event.type === 'error')).toBe(
+      false,
+    );
   });
 });
 
@@ -539,4 +540,126 @@ describe('limits', () => {
     );
     expect(events.some((event) => event.type === 'gap' && event.reason === 'overflow')).toBe(true);
   }, 30_000);
+});
+
+describe('leaving the page', () => {
+  /** Adds a link to `href` that tracks `leave` with `index` as it is clicked, as an app would. */
+  const addLink = (target: Page, href: string, index: number) =>
+    target.evaluate(
+      ([to, leaving]) => {
+        const link = document.createElement('a');
+        link.id = 'next';
+        link.href = to as string;
+        link.textContent = 'Next';
+        link.addEventListener('click', () => (window as Json).sdk.track('leave', { index: leaving }));
+        document.body.append(link);
+      },
+      [href, index],
+    );
+  const leaves = (events: Json[]) =>
+    events.filter((event) => event.name === 'leave').map((event) => event.props.index);
+  /** rrweb's clicks: incremental snapshots (3) of mouse interactions (source 2) of type Click (2). */
+  const clicks = (events: Json[]) =>
+    events.filter(
+      (event) =>
+        event.type === 'rrweb' &&
+        event.data.type === 3 &&
+        event.data.data.source === 2 &&
+        event.data.data.type === 2,
+    ).length;
+  /** rrweb full snapshots the server holds of the session (none while it is not there yet). */
+  const fullSnapshots = async (sessionId: string) =>
+    (await harness.request('GET', `/v1/sessions/${sessionId}`)).status === 200
+      ? (await harness.stored(sessionId)).events.filter(
+          (event) => event.type === 'rrweb' && event.data.type === 2,
+        ).length
+      : 0;
+  /** The session as stored once `check` holds of its events (or after 15 s, to show what is missing). */
+  const storedOnce = async (sessionId: string, check: (events: Json[]) => boolean) => {
+    await until(async () => check((await harness.stored(sessionId)).events), 15_000).catch(() => {});
+    return harness.stored(sessionId);
+  };
+
+  it('stores what was buffered when a link leads to another page of the site, the click included, every time', async () => {
+    const NAVIGATIONS = 6;
+    await page.goto(harness.pageUrl);
+    const sessionId = await sessionIdOf(page);
+    for (let index = 0; index < NAVIGATIONS; index += 1) {
+      // The recorder runs on this page (its full snapshot is stored) before the link is followed.
+      await until(async () => (await fullSnapshots(sessionId)) > index, 15_000);
+      await addLink(page, `/page-${index + 1}`, index);
+      await Promise.all([page.waitForURL(`**/page-${index + 1}`), page.click('#next')]);
+      expect(await sessionIdOf(page)).toBe(sessionId);
+    }
+    await flush(page);
+    const { session, events } = await storedOnce(
+      sessionId,
+      (stored) => leaves(stored).length === NAVIGATIONS && clicks(stored) === NAVIGATIONS,
+    );
+    expect([...leaves(events)].sort((a, b) => a - b)).toEqual(
+      Array.from({ length: NAVIGATIONS }, (_, index) => index),
+    );
+    expect(clicks(events)).toBe(NAVIGATIONS);
+    // One chunk per seq, contiguous, nothing missing.
+    expect(session.chunks.map((chunk: Json) => chunk.seq)).toEqual(
+      session.chunks.map((_: Json, index: number) => index),
+    );
+    expect(session.gaps).toEqual([]);
+  }, 120_000);
+
+  it('delivers them with the keepalive request alone when the link leads to another site', async () => {
+    await page.goto(harness.pageUrl);
+    const sessionId = await sessionIdOf(page);
+    await until(async () => (await fullSnapshots(sessionId)) > 0, 15_000);
+    // The API's origin: no page of the site (and no SDK) loads after this one.
+    const elsewhere = `${harness.api.url}/elsewhere`;
+    await addLink(page, elsewhere, 0);
+    await Promise.all([page.waitForURL(elsewhere), page.click('#next')]);
+    const { session, events } = await storedOnce(
+      sessionId,
+      (stored) => leaves(stored).length === 1 && clicks(stored) === 1,
+    );
+    expect(leaves(events)).toEqual([0]);
+    expect(clicks(events)).toBe(1);
+    expect(session.gaps).toEqual([]);
+  }, 60_000);
+
+  it('keeps them in the tab when the keepalive request fails, and the next page of the tab sends them', async () => {
+    await page.goto(harness.pageUrl);
+    const sessionId = await sessionIdOf(page);
+    await until(async () => (await fullSnapshots(sessionId)) > 0, 15_000);
+    // The server is unreachable from here on: the page's requests are refused (the route), and so
+    // are the keepalive requests of the leaving page (which no route sees), counted in the tab.
+    await page.route('**/v1/ingest', (route) => route.abort('connectionrefused'));
+    await page.evaluate(() => {
+      const native = window.fetch;
+      window.fetch = (input, request) => {
+        if (!request?.keepalive) return native(input, request);
+        const encoding = (request.headers as Record<string, string>)['X-Service-Encoding'];
+        sessionStorage.setItem('refused', `${sessionStorage.getItem('refused') ?? ''} ${encoding}`);
+        return Promise.reject(new TypeError('Failed to fetch'));
+      };
+    });
+    await addLink(page, '/next', 0);
+    await Promise.all([page.waitForURL('**/next'), page.click('#next')]);
+    const refused = await page.evaluate(() => sessionStorage.getItem('refused') ?? '');
+    expect(refused.split(' ')).toContain('json');
+    const kept: string[] = await page.evaluate(() =>
+      Object.keys(sessionStorage).filter((key) => key.startsWith('svc:chunk:')),
+    );
+    expect(kept.length).toBeGreaterThan(0);
+    await page.unroute('**/v1/ingest');
+    const { session, events } = await storedOnce(
+      sessionId,
+      (stored) => leaves(stored).length === 1 && clicks(stored) === 1,
+    );
+    expect(leaves(events)).toEqual([0]);
+    expect(clicks(events)).toBe(1);
+    expect(session.gaps).toEqual([]);
+    // Removed once acknowledged.
+    await until(
+      () => page.evaluate(() => !Object.keys(sessionStorage).some((key) => key.startsWith('svc:chunk:'))),
+      15_000,
+    );
+  }, 60_000);
 });
