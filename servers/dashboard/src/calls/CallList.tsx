@@ -118,7 +118,12 @@ function CallFilters() {
     </label>
   );
   return (
-    <form className="call-filters" aria-label="Call filters" onSubmit={apply} key={params.toString()}>
+    <form
+      className="filter-bar call-filters"
+      aria-label="Call filters"
+      onSubmit={apply}
+      key={params.toString()}
+    >
       <label>
         Started from
         <input name="from" type="datetime-local" defaultValue={toLocalInput(params.get('from'))} />

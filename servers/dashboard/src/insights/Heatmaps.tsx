@@ -331,7 +331,11 @@ export function Heatmaps() {
     <section aria-labelledby="heatmaps-title" className="insights-page">
       <h1 id="heatmaps-title">Heatmaps</h1>
       <InsightsTabs />
-      <form className="insights-filters" aria-label="Heatmap" onSubmit={(event) => event.preventDefault()}>
+      <form
+        className="filter-bar insights-filters"
+        aria-label="Heatmap"
+        onSubmit={(event) => event.preventDefault()}
+      >
         <label>
           Route
           <select value={route ?? ''} onChange={(event) => choose('route', event.target.value)}>

@@ -92,7 +92,7 @@ export function Releases() {
     <section aria-labelledby="releases-title" className="insights-page">
       <h1 id="releases-title">Releases</h1>
       <InsightsTabs />
-      <form className="insights-filters" onSubmit={apply} key={environment} aria-label="Filters">
+      <form className="filter-bar insights-filters" onSubmit={apply} key={environment} aria-label="Filters">
         <label>
           Environment
           <input name="environment" type="text" defaultValue={environment} placeholder="All" />

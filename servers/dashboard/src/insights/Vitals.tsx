@@ -66,7 +66,12 @@ function VitalsFilters() {
     </label>
   );
   return (
-    <form className="insights-filters" onSubmit={apply} key={params.toString()} aria-label="Filters">
+    <form
+      className="filter-bar insights-filters"
+      onSubmit={apply}
+      key={params.toString()}
+      aria-label="Filters"
+    >
       <label>
         Time range
         <select name="range" defaultValue={rangeOf(params).id} onChange={submit}>
