@@ -10,11 +10,10 @@ import {
 } from '../src/modules/insights/insight-queries.ts';
 import {
   callTotals,
-  clickTotals,
   findReleasesPage,
+  pageViewTotals,
   sessionTotals,
   topIssues,
-  vitalPercentiles,
 } from '../src/modules/insights/release-repository.ts';
 import type { Database } from '../src/platform/database/schema.ts';
 import type { FunnelStep } from '../src/platform/database/tables/insights.table.ts';
@@ -90,8 +89,7 @@ export async function explainInsightQueries(
       async () => {
         for (const range of [week, previous]) {
           await sessionTotals(database, projectId, range, false);
-          await clickTotals(database, projectId, range);
-          await vitalPercentiles(database, projectId, range, false);
+          await pageViewTotals(database, projectId, range, false);
           await callTotals(database, projectId, range, false);
           await callOverview(database, projectId, range);
         }
