@@ -13,7 +13,7 @@
 import { rateVital, type VitalName } from './vitals.ts';
 
 /** A bucket: how many values, the smallest, the largest. */
-export type HistogramBucket = [count: number, min: number, max: number];
+type HistogramBucket = [count: number, min: number, max: number];
 
 /**
  * A histogram of one vital's values, by bucket key: the rating's letter (`g`, `n`, `p`) and the
