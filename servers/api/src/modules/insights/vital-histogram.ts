@@ -122,8 +122,10 @@ export function summarizeHistogram(histogram: Readonly<VitalHistogram>): Histogr
       else if (rank === before + 1) p75 = min;
       else {
         // The bucket [γ^i, γ^(i+1)) is represented by 2γ^(i+1)/(γ+1): no value in it is more
-        // than (γ−1)/(γ+1) ≈ 0.99 % away.
-        const represented = Number.isFinite(index) ? (2 * GAMMA ** (index + 1)) / (GAMMA + 1) : min;
+        // than (γ−1)/(γ+1) ≈ 0.99 % away (six significant digits add at most 0.0005 %).
+        const represented = Number.isFinite(index)
+          ? Number(((2 * GAMMA ** (index + 1)) / (GAMMA + 1)).toPrecision(6))
+          : min;
         p75 = Math.min(max, Math.max(min, represented));
       }
       return { count, p75, good, poor };
