@@ -1,6 +1,7 @@
 // Regressions (servers/api/README.md, Insights: Releases and regressions): a release worse than
 // the one before it, a route's web vital gone to a worse rating. Each fires once (the
 // `insight_alerts` table's key) and goes through the project's notification rules.
+import type { ReleaseRegression, VitalsRegression } from '@svc/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
@@ -44,8 +45,11 @@ interface Regression {
   previousRelease: string | null;
   route: string | null;
   period: string | null;
-  /** The numbers that made it fire: the alert's `details`, the webhook's `data.regression`. */
-  details: Record<string, unknown>;
+  /**
+   * The numbers that made it fire: the alert's `details`, the webhook's `data.regression`, typed
+   * by the protocol's schemas of it (`releaseRegressionSchema`, `vitalsRegressionSchema`).
+   */
+  details: ReleaseRegression | VitalsRegression;
   draft: NotificationDraft;
 }
 
@@ -138,7 +142,7 @@ async function releaseRegressions(
       if (!isRegression(test.previous, test.current, options)) continue;
       const { z, pOneSided } = twoProportionTest(test.previous, test.current);
       const key = JSON.stringify([environment, current.release, test.metric]);
-      const regression = {
+      const regression: ReleaseRegression = {
         metric: test.metric,
         environment,
         release: current.release,
@@ -210,7 +214,7 @@ async function vitalRegressions(
       const rating = rateVital(metric, after.p75);
       if (RATING_ORDER[rating] <= RATING_ORDER[previousRating]) continue;
       const key = JSON.stringify([route, metric, period]);
-      const regression = {
+      const regression: VitalsRegression = {
         metric,
         route,
         period,
