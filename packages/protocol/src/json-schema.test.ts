@@ -42,6 +42,8 @@ describe('schema/protocol-v1.json', () => {
         'PeerConnectionClosedEvent',
         'MediaErrorClass',
         'WebhookEvent',
+        'ReleaseRegression',
+        'VitalsRegression',
         'ErrorBody',
       ]),
     );

@@ -23,7 +23,7 @@ import { getJsonSchemaKeywords } from './json-schema-keywords.ts';
 import { timestampSchema } from './scalars.ts';
 import { sessionEventSchema, unknownCallEventSchema, unknownEventSchema } from './session-event.ts';
 import { sessionMetaSchema, userSchema } from './session-meta.ts';
-import { webhookEventSchema } from './webhook.ts';
+import { releaseRegressionSchema, vitalsRegressionSchema, webhookEventSchema } from './webhook.ts';
 
 /**
  * The `$id` of the published JSON Schema document.
@@ -98,6 +98,8 @@ function namedSchemas(): Array<[string, z.ZodType, string]> {
     ['DataChannelEvent', callEvents.dataChannelEventSchema, 'call.event "data_channel".'],
     ['PeerConnectionClosedEvent', callEvents.peerConnectionClosedEventSchema, 'call.event "pc_closed".'],
     ['WebhookEvent', webhookEventSchema, 'A webhook delivery body (PROTOCOL.md §6).'],
+    ['ReleaseRegression', releaseRegressionSchema, 'The data.regression of a release.regression event.'],
+    ['VitalsRegression', vitalsRegressionSchema, 'The data.regression of a vitals.regression event.'],
     ['ErrorBody', errorBodySchema, 'The body of every REST error response.'],
   ];
 }

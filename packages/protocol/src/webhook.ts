@@ -154,6 +154,98 @@ export const clusterWebhookDataSchema = z.object({
   cluster: webhookClusterSchema,
 });
 
+const regressionShareSchema = z.object({
+  /** Sessions with an error, or scored calls scoring below 60. */
+  events: countSchema,
+  /** Sessions, or scored calls. */
+  total: countSchema,
+  /** `events / total`, 0..1. */
+  rate: z.number().min(0).max(1),
+});
+
+/**
+ * The `data.regression` of a `release.regression` event: a release worse than the release first
+ * seen before it in the same environment (`null`: sessions without one) on the share of sessions
+ * with an error (`error_rate`) or of scored calls scoring below 60 (`call_quality`), by a
+ * one-sided pooled two-proportion z-test (`z`, `pOneSided`) at level `alpha`, each release with
+ * at least `minTotal` sessions or scored calls. Unknown fields are tolerated as the envelope's.
+ * `webhookEventSchema` drops `data.regression` (a field it does not know): parse it from the body.
+ *
+ * @example
+ * ```ts
+ * const body = JSON.parse(rawBody);
+ * if (webhookEventSchema.parse(body).type === 'release.regression') {
+ *   const regression = releaseRegressionSchema.parse(body.data.regression);
+ *   console.log(regression.release, regression.metric, regression.current.rate, regression.previous.rate);
+ * }
+ * ```
+ */
+export const releaseRegressionSchema = z.object({
+  metric: z.enum(['error_rate', 'call_quality']),
+  environment: boundedText().nullable(),
+  release: boundedText(),
+  previousRelease: boundedText(),
+  current: regressionShareSchema,
+  previous: regressionShareSchema,
+  z: z.number(),
+  pOneSided: z.number().min(0).max(1),
+  alpha: z.number().min(0).max(1),
+  minTotal: countSchema,
+});
+
+/**
+ * The `data.regression` of a `release.regression` event.
+ *
+ * @example
+ * ```ts
+ * const worse = (regression: ReleaseRegression) => regression.current.rate - regression.previous.rate;
+ * ```
+ */
+export type ReleaseRegression = z.infer<typeof releaseRegressionSchema>;
+
+const vitalWindowSchema = z.object({
+  /** The nearest-rank p75 of the window's page views that measured the vital. */
+  p75: z.number().min(0),
+  /** web.dev's rating of that p75. */
+  rating: z.enum(['good', 'needs-improvement', 'poor']),
+  /** Page views that measured it. */
+  count: countSchema,
+});
+
+/**
+ * The `data.regression` of a `vitals.regression` event: a route's p75 of a web vital over
+ * `[middle, to)` (`current`) rated worse than over `[from, middle)` (`previous`), both windows with
+ * at least `minPageViews` page views measuring it; `period` is the week (its Monday, UTC,
+ * `YYYY-MM-DD`) it fires once for. Unknown fields are tolerated as the envelope's.
+ *
+ * @example
+ * ```ts
+ * const regression = vitalsRegressionSchema.parse(JSON.parse(rawBody).data.regression);
+ * console.log(`${regression.metric} of ${regression.route}: ${regression.previous.rating} → ${regression.current.rating}`);
+ * ```
+ */
+export const vitalsRegressionSchema = z.object({
+  metric: z.enum(['LCP', 'INP', 'CLS', 'FCP', 'TTFB']),
+  route: boundedText(PROTOCOL_LIMITS.maxUrlLength),
+  period: z.iso.date(),
+  from: z.iso.datetime(),
+  middle: z.iso.datetime(),
+  to: z.iso.datetime(),
+  current: vitalWindowSchema,
+  previous: vitalWindowSchema,
+  minPageViews: countSchema,
+});
+
+/**
+ * The `data.regression` of a `vitals.regression` event.
+ *
+ * @example
+ * ```ts
+ * const isPoor = (regression: VitalsRegression) => regression.current.rating === 'poor';
+ * ```
+ */
+export type VitalsRegression = z.infer<typeof vitalsRegressionSchema>;
+
 const envelopeFields = {
   id: idSchema('evt'),
   version: z.literal(WEBHOOK_VERSION),

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkRegressions } from '../../api/src/modules/insights/regressions.ts';
+import { DAY_MS, seedSessions } from '../../api/src/modules/insights/seed.fixture.ts';
 import { type Dashboard, expectAccessible, type OpenPage, screenshot, startDashboard } from './harness.ts';
 import { type Json, recordSession, serveRecordedPage } from './recorded-page.ts';
 import { type ShopApp, serveShop, shop, type Visit } from './shop-app.ts';
@@ -370,5 +372,42 @@ describe('insights pages', () => {
     await page.waitForURL(/\/sessions\?release=4\.2\.0/);
     expect(errors).toEqual([]);
     expect(errorSessionId).toMatch(/^ses_/);
+  });
+
+  it('a release with a regression shows a badge naming the metric, and what it was compared with', {
+    timeout: TIMEOUT,
+  }, async () => {
+    // In an environment of their own (so the shop's releases are not compared with them): 5 % of
+    // 200 sessions with an error in 8.0.0, 20 % in 8.1.0, and 8.2.0 as 8.1.0 (no regression).
+    const database = dashboard.test.database.database;
+    const { project } = dashboard.test.first;
+    const now = Date.now();
+    for (const [release, start, withErrors] of [
+      ['8.0.0', now - 10 * DAY_MS, 10],
+      ['8.1.0', now - 4 * DAY_MS, 40],
+      ['8.2.0', now - 2 * DAY_MS, 40],
+    ] as const)
+      await seedSessions(database, project.id, 200, { release, environment: 'canary', start, withErrors });
+    const check = await checkRegressions(database, project, new Date(now));
+    expect(check.fired).toEqual([
+      { type: 'release.regression', key: JSON.stringify(['canary', '8.1.0', 'error_rate']) },
+    ]);
+
+    const { page, errors } = await open('/releases');
+    const regressed = page.locator('tr[data-release="8.1.0"]');
+    await regressed.waitFor();
+    const badge = regressed.locator('th [data-regression="error_rate"]');
+    expect(await badge.textContent()).toBe('Regression: error rate');
+    expect(await regressed.locator('[data-column="error-rate"]').textContent()).toBe(
+      '20 % (40 of 200) Regression: worse than 8.0.0 (5 % in canary)',
+    );
+    // The row's header names the regression to a screen reader, in words.
+    expect(await page.getByRole('rowheader', { name: '8.1.0 Regression: error rate' }).count()).toBe(1);
+    for (const release of ['8.2.0', '8.0.0', '4.2.0', '3.1.0'])
+      expect(await page.locator(`tr[data-release="${release}"] [data-regression]`).count(), release).toBe(0);
+    expect(await page.locator('[data-regression]').count()).toBe(1);
+    await expectAccessible(page);
+    await screenshot(page, 'releases-regression');
+    expect(errors).toEqual([]);
   });
 });

@@ -46,6 +46,7 @@ async function projectFromApi() {
       privacy: { mode: string };
       detectorThresholds: Record<string, number>;
       allowedOrigins: string[];
+      insights: { routePatterns: string[] };
     };
   };
 }
@@ -95,6 +96,49 @@ describe('project settings', () => {
     expect(await alert.textContent()).toMatch(/lossPct/);
     expect(await page.getByLabel('Packet loss (%)').getAttribute('aria-invalid')).toBe('true');
     expect((await projectFromApi()).settings.detectorThresholds).toEqual({ lossPct: 3 });
+    await expectAccessible(page);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('an admin sets route patterns, one a line; a refused pattern is named next to the field', async () => {
+    const { page, errors } = await dashboard.open(`/settings/project?project=${projectId}`, {
+      as: dashboard.people.admin,
+      allow: [`400 /v1/projects/${projectId}`],
+    });
+    await page.getByRole('heading', { name: 'Project settings' }).waitFor();
+    const patterns = page.getByLabel('Route patterns');
+    expect(await patterns.inputValue()).toBe('');
+    await patterns.fill('/docs/:slug\n\n  /u/:id/settings  \n');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Saved at/ })
+      .waitFor();
+    expect((await projectFromApi()).settings.insights.routePatterns).toEqual([
+      '/docs/:slug',
+      '/u/:id/settings',
+    ]);
+    // The form shows what was saved; a reload reads it back.
+    expect(await patterns.inputValue()).toBe('/docs/:slug\n/u/:id/settings');
+    await page.reload();
+    expect(await page.getByLabel('Route patterns').inputValue()).toBe('/docs/:slug\n/u/:id/settings');
+
+    // A pattern that is no path: the API's reason next to the field, naming it, and nothing changed.
+    await page.getByLabel('Route patterns').fill('/docs/:slug\ndocs?page=2');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('alert').waitFor();
+    const problem = page.locator('[data-field-error="routePatterns"]');
+    expect(await problem.textContent()).toBe(
+      'docs?page=2: must be a path such as /docs/:slug (no query, hash or spaces)',
+    );
+    const field = page.getByLabel('Route patterns');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await field.getAttribute('aria-describedby')).toContain(await problem.getAttribute('id'));
+    expect((await projectFromApi()).settings.insights.routePatterns).toEqual([
+      '/docs/:slug',
+      '/u/:id/settings',
+    ]);
     await expectAccessible(page);
     expect(errors).toEqual([]);
     await page.context().close();

@@ -6,24 +6,47 @@ import { formatDateTime } from '../ui/format.ts';
 import { AppLink } from '../ui/links.tsx';
 import { QueryState } from '../ui/status.tsx';
 import { formatNumber, formatRate, formatVital, InsightsTabs, RatingBadge, VITAL_TITLES } from './parts.tsx';
-import { type Release, VITAL_NAMES } from './types.ts';
+import { type Release, type ReleaseRegression, VITAL_NAMES } from './types.ts';
 import './insights.css';
 
 const PAGE_SIZE = 20;
 
+/** The metrics a release regression is found on, as the page names them. */
+const REGRESSION_METRICS: Record<ReleaseRegression['metric'], string> = {
+  error_rate: 'error rate',
+  call_quality: 'poor calls',
+};
+
+/** "Worse than 1.0.0 (5 %) in production": what a regression was compared with. */
+function RegressionDetail({ regression }: { regression: ReleaseRegression }) {
+  return (
+    <span className="detail" data-regression-detail={regression.metric}>
+      {' '}
+      Regression: worse than <code>{regression.previousRelease}</code> ({formatRate(regression.previous.rate)}
+      {regression.environment === null ? '' : ` in ${regression.environment}`})
+    </span>
+  );
+}
+
 function ReleaseRow({ release }: { release: Release }) {
+  const regressionOf = (metric: ReleaseRegression['metric']) =>
+    release.regressions.filter((regression) => regression.metric === metric);
   return (
     <tr data-release={release.release}>
       <th scope="row">
         <code>{release.release}</code>
-        {release.regression ? (
-          <>
+        {release.regressions.map((regression) => (
+          <span key={`${regression.environment} ${regression.metric}`}>
             {' '}
-            <span className="rating rating-poor" data-regression="true">
-              Regression
+            <span
+              className="rating rating-poor"
+              data-regression={regression.metric}
+              title={`Regression on ${REGRESSION_METRICS[regression.metric]} against ${regression.previousRelease}${regression.environment === null ? '' : ` in ${regression.environment}`}`}
+            >
+              Regression: {REGRESSION_METRICS[regression.metric]}
             </span>
-          </>
-        ) : null}
+          </span>
+        ))}
       </th>
       <td>{formatDateTime(release.firstSeenAt)}</td>
       <td>{formatDateTime(release.lastSeenAt)}</td>
@@ -39,6 +62,9 @@ function ReleaseRow({ release }: { release: Release }) {
           {' '}
           ({release.sessionsWithErrors} of {release.sessions})
         </span>
+        {regressionOf('error_rate').map((regression) => (
+          <RegressionDetail key={`${regression.environment}`} regression={regression} />
+        ))}
       </td>
       <td data-column="new-issues">{release.newIssues}</td>
       <td data-column="calls">{release.calls}</td>
@@ -47,6 +73,9 @@ function ReleaseRow({ release }: { release: Release }) {
         {release.poorCallRate === null ? null : (
           <span className="detail"> ({formatRate(release.poorCallRate)} poor)</span>
         )}
+        {regressionOf('call_quality').map((regression) => (
+          <RegressionDetail key={`${regression.environment}`} regression={regression} />
+        ))}
       </td>
       <td data-column="vitals">
         <ul className="release-vitals">

@@ -110,8 +110,30 @@ export interface Release {
   callQuality: number | null;
   poorCallRate: number | null;
   vitals: Record<VitalName, { count: number; p75: number | null; rating: Rating | null }>;
-  /** Not given by the API today; shown as a badge if a later API adds it. */
-  regression?: unknown;
+  /** The `release.regression`s that fired for it, oldest first; empty when none did. */
+  regressions: ReleaseRegression[];
+}
+
+/** A share of a release in a regression: sessions with an error, or scored calls below 60. */
+export interface RegressionShare {
+  events: number;
+  total: number;
+  rate: number;
+}
+
+/** A `release.regression` of `GET /v1/releases` (the webhook's `data.regression`, and when it fired). */
+export interface ReleaseRegression {
+  metric: 'error_rate' | 'call_quality';
+  environment: string | null;
+  release: string;
+  previousRelease: string;
+  current: RegressionShare;
+  previous: RegressionShare;
+  z: number;
+  pOneSided: number;
+  alpha: number;
+  minTotal: number;
+  firedAt: string;
 }
 
 export type PropertyValue = string | number | boolean;

@@ -73,6 +73,8 @@ interface Draft {
   monitorModeAfterMinutes: string;
   maxChunksPerSecond: string;
   inactivityTimeoutSec: string;
+  /** Route patterns as typed: one a line. */
+  routePatterns: string;
 }
 
 function draftOf(project: ProjectDetails): Draft {
@@ -88,7 +90,16 @@ function draftOf(project: ProjectDetails): Draft {
     monitorModeAfterMinutes: settings.recording.monitorModeAfterMinutes?.toString() ?? '',
     maxChunksPerSecond: settings.ingest.maxChunksPerSecond?.toString() ?? '',
     inactivityTimeoutSec: String(settings.calls.inactivityTimeoutSec),
+    routePatterns: settings.insights.routePatterns.join('\n'),
   };
+}
+
+/** The route patterns of the textarea: one a line, blank lines left out. */
+function patternsOf(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
 }
 
 /** A typed number as sent: empty is `null` (where the API takes it), anything else a number. */
@@ -116,8 +127,23 @@ function patchOf(draft: Draft) {
       allowedOrigins: settings.allowedOrigins,
       ingest: { maxChunksPerSecond: numberOf(draft.maxChunksPerSecond) },
       calls: { inactivityTimeoutSec: numberOf(draft.inactivityTimeoutSec) },
+      insights: { routePatterns: patternsOf(draft.routePatterns) },
     },
   };
+}
+
+/**
+ * What the API's 400 says of the route patterns: its issues are `<path>: <message>` joined by
+ * `; `, a pattern's path ending in its index among those sent (`/settings/insights/routePatterns/1`).
+ */
+function routePatternProblems(
+  error: string,
+  patterns: readonly string[],
+): Array<{ pattern?: string | undefined; message: string }> {
+  return [...error.matchAll(/\/settings\/insights\/routePatterns(?:\/(\d+))?: ([^;]*)/g)].map((match) => ({
+    pattern: match[1] === undefined ? undefined : patterns[Number(match[1])],
+    message: match[2] ?? '',
+  }));
 }
 
 function SettingsForm({
@@ -134,8 +160,11 @@ function SettingsForm({
   const editable = changesSettings(organization.role);
   const [draft, setDraft] = useState(() => draftOf(project));
   const errorId = useId();
+  const routePatternsHintId = useId();
+  const routePatternsErrorId = useId();
   const save = useMutation({
-    mutationFn: () => api<ProjectDetails>('PATCH', `/v1/projects/${project.id}`, patchOf(draft)),
+    mutationFn: (patch: ReturnType<typeof patchOf>) =>
+      api<ProjectDetails>('PATCH', `/v1/projects/${project.id}`, patch),
     onMutate: () => onSaved(undefined),
     onSuccess: async (updated) => {
       // The form goes on from what the server stored (a key rotation meanwhile keeps the edits).
@@ -153,6 +182,12 @@ function SettingsForm({
   const names = (field: string) => error !== undefined && new RegExp(`/${field}\\b`).test(error);
   const invalid = (field: string) =>
     names(field) ? { 'aria-invalid': true as const, 'aria-describedby': errorId } : {};
+  // Read against the patterns sent, not those typed since.
+  const patternProblems =
+    error === undefined
+      ? []
+      : routePatternProblems(error, save.variables?.settings.insights.routePatterns ?? []);
+  const patternsInvalid = patternProblems.length > 0;
 
   function set<Group extends keyof ProjectSettings>(group: Group, value: Partial<ProjectSettings[Group]>) {
     setDraft((current) => ({
@@ -165,7 +200,7 @@ function SettingsForm({
   }
   function submit(event: FormEvent) {
     event.preventDefault();
-    save.mutate();
+    save.mutate(patchOf(draft));
   }
 
   const { settings } = draft;
@@ -378,6 +413,43 @@ function SettingsForm({
             placeholder="https://app.example.com"
             empty="Any origin may send data."
           />
+        </Section>
+
+        <Section title="Insights">
+          <label>
+            Route patterns
+            <textarea
+              className="settings-patterns"
+              rows={4}
+              value={draft.routePatterns}
+              placeholder={'/docs/:slug\n/u/:id/settings'}
+              spellCheck={false}
+              onChange={(event) => setText('routePatterns', event.target.value)}
+              aria-describedby={
+                patternsInvalid ? `${routePatternsErrorId} ${routePatternsHintId}` : routePatternsHintId
+              }
+              {...(patternsInvalid ? { 'aria-invalid': true as const } : {})}
+            />
+          </label>
+          <p className="hint" id={routePatternsHintId}>
+            One pattern per line, such as <code>/docs/:slug</code>: how page views are named for web vitals,
+            heatmaps and funnels. A <code>:name</code> segment matches any one segment; the first pattern that
+            matches a page's path is its route, else id-like segments become <code>:id</code>.
+          </p>
+          {patternProblems.length === 0 ? null : (
+            <ul className="error" id={routePatternsErrorId} data-field-error="routePatterns">
+              {patternProblems.map((problem) => (
+                <li key={`${problem.pattern} ${problem.message}`}>
+                  {problem.pattern === undefined ? null : (
+                    <>
+                      <code>{problem.pattern}</code>:{' '}
+                    </>
+                  )}
+                  {problem.message}
+                </li>
+              ))}
+            </ul>
+          )}
         </Section>
 
         <Section title="Ingest">

@@ -7,6 +7,7 @@ import { decodeRecordCursor, encodeIdCursor } from '../../platform/http/cursor.t
 import { invalid, notFound } from '../../platform/http/errors.ts';
 import { checkTimeRange, integerParameter, timeParameter } from '../../platform/http/query.ts';
 import { createId } from '../../platform/ids.ts';
+import { readSettings } from '../projects/index.ts';
 import {
   countFunnels,
   deleteFunnel,
@@ -21,6 +22,7 @@ import {
   updateFunnel,
 } from './funnel-repository.ts';
 import { countFunnel } from './funnels.ts';
+import { normalizeRoute } from './route.ts';
 
 /** Funnels a project may have. */
 const MAX_FUNNELS = 200;
@@ -50,7 +52,10 @@ const propertyValueSchema = z.union([z.string().max(1024), z.number(), z.boolean
 const funnelStepSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('pageview'),
-    /** A route as page views record it (normalized: `/users/:id`). */
+    /**
+     * A route as page views record it: a path, normalized when saved with the project's route
+     * patterns (`/users/42/` is saved as `/users/:id`).
+     */
     route: z.string().min(1).max(1024).startsWith('/'),
   }),
   z.strictObject({
@@ -189,6 +194,22 @@ function toFunnel(row: Funnel): z.infer<typeof funnelSchema> {
   };
 }
 
+/**
+ * The steps with each page view's route normalized as the facts job names page views
+ * (`normalizeRoute` with the project's route patterns), so `/product/123` is `/product/:id` and,
+ * with the pattern `/docs/:slug`, `/docs/intro` is `/docs/:slug`. A normalized route stays as it is.
+ */
+function normalizeSteps(steps: readonly FunnelStep[], routePatterns: readonly string[]): FunnelStep[] {
+  return steps.map((step) =>
+    step.type === 'pageview' ? { ...step, route: normalizeRoute(step.route, routePatterns) } : step,
+  );
+}
+
+/** The project's route patterns (`insights.routePatterns` of its settings). */
+function routePatternsOf(project: { settings: unknown }): readonly string[] {
+  return readSettings(project.settings).insights.routePatterns;
+}
+
 /** The query's range with its defaults; a 400 when a `from` alone is not before now. */
 function rangeOf(query: { from?: Date | undefined; to?: Date | undefined }): TimeRange {
   const to = query.to ?? new Date();
@@ -267,6 +288,7 @@ export default async function funnelRoutes(fastify: FastifyInstance) {
         throw invalid(`A project has at most ${MAX_FUNNELS} funnels`, 409);
       const row = await insertFunnel(database, projectId, createId('fnl'), {
         ...request.body,
+        steps: normalizeSteps(request.body.steps, routePatternsOf(request.auth.project)),
         createdBy: request.auth.caller.id,
       });
       return reply.code(201).send(toFunnel(row));
@@ -322,11 +344,16 @@ export default async function funnelRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => {
+      const { steps } = request.body;
       const row = await updateFunnel(
         database,
         request.auth.project.id,
         request.params.id,
-        request.body,
+        {
+          ...request.body,
+          steps:
+            steps === undefined ? undefined : normalizeSteps(steps, routePatternsOf(request.auth.project)),
+        },
         new Date(),
       );
       if (row === undefined) throw noFunnel(request.params.id);
@@ -360,7 +387,9 @@ export default async function funnelRoutes(fastify: FastifyInstance) {
       const projectId = request.auth.project.id;
       const row = await findFunnel(database, projectId, request.params.id);
       if (row === undefined) throw noFunnel(request.params.id);
-      const funnel = toFunnel(row);
+      const saved = toFunnel(row);
+      // Routes saved before the project's patterns changed are matched as page views are named now.
+      const funnel = { ...saved, steps: normalizeSteps(saved.steps, routePatternsOf(request.auth.project)) };
       const range = rangeOf(request.query);
       const units = await findFunnelMatches(database, projectId, funnel.steps, funnel.countBy, range);
       const counts = countFunnel(units, funnel.steps.length, funnel.windowMs);

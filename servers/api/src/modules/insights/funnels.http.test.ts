@@ -490,6 +490,82 @@ describe.each(ENGINES)('/v1/funnels on %s', (engine) => {
     );
   });
 
+  it("normalizes page-view steps' routes with the project's route patterns, as the facts job names page views", async () => {
+    const project = await test.createProject('Routes');
+    await ok(
+      'PATCH',
+      `/v1/projects/${project.project.id}`,
+      { settings: { insights: { routePatterns: ['/docs/:slug'] } } },
+      project,
+    );
+    // The routes the facts job writes for /product/123 and /docs/intro with that pattern.
+    await seedSession(project, [
+      { at: B, view: '/product/:id' },
+      { at: B + MINUTE, view: '/docs/:slug' },
+    ]);
+    await seedSession(project, [{ at: B + 2 * MINUTE, view: '/product/:id' }]);
+
+    const created = expectJson(
+      await request(
+        'POST',
+        '/v1/funnels',
+        {
+          name: 'Product to docs',
+          steps: [
+            { type: 'pageview', route: '/product/123' },
+            { type: 'pageview', route: '/docs/intro/?ref=mail#top' },
+          ],
+        },
+        project,
+      ),
+      201,
+    );
+    const normalized = [
+      { type: 'pageview', route: '/product/:id' },
+      { type: 'pageview', route: '/docs/:slug' },
+    ];
+    expect(created.steps).toEqual(normalized);
+    expect((await get(`/v1/funnels/${created.id}`, project)).steps).toEqual(normalized);
+    const results = await get(`/v1/funnels/${created.id}/results?${RANGE}`, project);
+    expect(results.steps.map((step: Json) => [step.step, step.count])).toEqual([
+      [normalized[0], 2],
+      [normalized[1], 1],
+    ]);
+
+    // A change of steps is normalized too; other steps stay as given.
+    const changed = await ok(
+      'PATCH',
+      `/v1/funnels/${created.id}`,
+      { steps: [{ type: 'pageview', route: '/docs/getting-started/' }, SIGNUP_CLICK] },
+      project,
+    );
+    expect(changed.steps).toEqual([{ type: 'pageview', route: '/docs/:slug' }, SIGNUP_CLICK]);
+
+    // A funnel saved before a pattern was added is matched as page views are named now.
+    const before = await ok(
+      'POST',
+      '/v1/funnels',
+      { name: 'Guides', steps: [{ type: 'pageview', route: '/guides/intro' }, HOME] },
+      project,
+    );
+    expect(before.steps[0]).toEqual({ type: 'pageview', route: '/guides/intro' });
+    await ok(
+      'PATCH',
+      `/v1/projects/${project.project.id}`,
+      { settings: { insights: { routePatterns: ['/docs/:slug', '/guides/:guide'] } } },
+      project,
+    );
+    await seedSession(project, [
+      { at: B, view: '/guides/:guide' },
+      { at: B + MINUTE, view: '/home' },
+    ]);
+    const guides = await get(`/v1/funnels/${before.id}/results?${RANGE}`, project);
+    expect(guides.steps.map((step: Json) => [step.step, step.count])).toEqual([
+      [{ type: 'pageview', route: '/guides/:guide' }, 1],
+      [HOME, 1],
+    ]);
+  });
+
   it('suggests draft funnels from the route sequences most sessions walked', async () => {
     const project = await test.createProject('Suggestions');
     const walk = (start: number, routes: string[]) =>

@@ -1,3 +1,4 @@
+import { releaseRegressionSchema, vitalsRegressionSchema, webhookEventSchema } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../../test/http.ts';
 import { ENGINES } from '../../../test/test-database.ts';
@@ -127,6 +128,10 @@ describe.each(ENGINES)('regressions on %s', (engine) => {
     expect(errors.data.regression.z).toBeCloseTo(0.15 / Math.sqrt(0.125 * 0.875 * 0.01), 10);
     expect(errors.data.regression.pOneSided).toBeLessThan(0.001);
     expect(errors.data.summary).toContain('20.0% of 200 sessions of 2.0.0 in production had an error');
+    // A receiver parses the event with the protocol's schemas: every field the server sent is one
+    // of `releaseRegressionSchema`'s (parsing drops none), and the envelope still takes the event.
+    expect(webhookEventSchema.safeParse(errors).success).toBe(true);
+    expect(releaseRegressionSchema.parse(errors.data.regression)).toEqual(errors.data.regression);
 
     const calls = verified(
       await suite.receiver.waitFor(
@@ -142,6 +147,7 @@ describe.each(ENGINES)('regressions on %s', (engine) => {
         previous: { events: 10, total: 150 },
       },
     });
+    expect(releaseRegressionSchema.parse(calls.data.regression)).toEqual(calls.data.regression);
 
     // Once: checking again (later, or from every project) fires nothing and delivers nothing more.
     const again = await checkRegressions(database, project.project, new Date(now.getTime() + HOUR_MS));
@@ -251,6 +257,8 @@ describe.each(ENGINES)('regressions on %s', (engine) => {
         minPageViews: 50,
       },
     });
+    expect(webhookEventSchema.safeParse(event).success).toBe(true);
+    expect(vitalsRegressionSchema.parse(event.data.regression)).toEqual(event.data.regression);
 
     expect(await checkRegressions(database, project.project, new Date(now.getTime() + HOUR_MS))).toEqual({
       fired: [],

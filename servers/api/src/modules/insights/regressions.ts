@@ -1,6 +1,7 @@
 // Regressions (servers/api/README.md, Insights: Releases and regressions): a release worse than
 // the one before it, a route's web vital gone to a worse rating. Each fires once (the
 // `insight_alerts` table's key) and goes through the project's notification rules.
+import { type ReleaseRegression, releaseRegressionSchema, type VitalsRegression } from '@svc/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
@@ -44,8 +45,11 @@ interface Regression {
   previousRelease: string | null;
   route: string | null;
   period: string | null;
-  /** The numbers that made it fire: the alert's `details`, the webhook's `data.regression`. */
-  details: Record<string, unknown>;
+  /**
+   * The numbers that made it fire: the alert's `details`, the webhook's `data.regression`, typed
+   * by the protocol's schemas of it (`releaseRegressionSchema`, `vitalsRegressionSchema`).
+   */
+  details: ReleaseRegression | VitalsRegression;
   draft: NotificationDraft;
 }
 
@@ -138,7 +142,7 @@ async function releaseRegressions(
       if (!isRegression(test.previous, test.current, options)) continue;
       const { z, pOneSided } = twoProportionTest(test.previous, test.current);
       const key = JSON.stringify([environment, current.release, test.metric]);
-      const regression = {
+      const regression: ReleaseRegression = {
         metric: test.metric,
         environment,
         release: current.release,
@@ -210,7 +214,7 @@ async function vitalRegressions(
       const rating = rateVital(metric, after.p75);
       if (RATING_ORDER[rating] <= RATING_ORDER[previousRating]) continue;
       const key = JSON.stringify([route, metric, period]);
-      const regression = {
+      const regression: VitalsRegression = {
         metric,
         route,
         period,
@@ -323,6 +327,49 @@ export async function checkRegressions(
     });
   }
   return result;
+}
+
+/** A release regression that fired, as `GET /v1/releases` lists it: its `data.regression` and when. */
+export type FiredReleaseRegression = ReleaseRegression & { firedAt: string };
+
+/**
+ * The `release.regression` alerts recorded for the releases `releases` of the project (of the
+ * environment `environment` only, when given), by release, each release's oldest first: one
+ * query for a page of releases. The numbers are the alert's `details` (the webhook's
+ * `data.regression`); an alert whose details do not parse as `releaseRegressionSchema` (never
+ * written so) is left out.
+ *
+ * @example
+ * ```ts
+ * const regressions = await findReleaseRegressions(database, projectId, ['2.0.0', '1.9.0']);
+ * regressions.get('2.0.0'); // [{ metric: 'error_rate', previousRelease: '1.9.0', … }] or undefined
+ * ```
+ */
+export async function findReleaseRegressions(
+  database: Kysely<Database>,
+  projectId: string,
+  releases: readonly string[],
+  environment?: string | undefined,
+): Promise<Map<string, FiredReleaseRegression[]>> {
+  const found = new Map<string, FiredReleaseRegression[]>();
+  if (releases.length === 0) return found;
+  let query = database
+    .selectFrom('insight_alerts')
+    .select(['release', 'details', 'created_at'])
+    .where('project_id', '=', projectId)
+    .where('type', '=', 'release.regression')
+    .where('release', 'in', [...releases]);
+  if (environment !== undefined) query = query.where('environment', '=', environment);
+  const rows = await query.orderBy('created_at').orderBy('alert_key').execute();
+  for (const row of rows) {
+    const details = typeof row.details === 'string' ? (JSON.parse(row.details) as unknown) : row.details;
+    const parsed = releaseRegressionSchema.safeParse(details);
+    if (row.release === null || !parsed.success) continue;
+    const listed = found.get(row.release) ?? [];
+    listed.push({ ...parsed.data, firedAt: new Date(row.created_at).toISOString() });
+    found.set(row.release, listed);
+  }
+  return found;
 }
 
 /**

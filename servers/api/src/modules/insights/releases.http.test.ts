@@ -3,6 +3,7 @@ import { apiClient, type Json } from '../../../test/http.ts';
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { createApiTokenRecord } from '../projects/api-tokens.ts';
+import { checkRegressions } from './regressions.ts';
 import { DAY_MS, seedCalls, seedCluster, seedPageViews, seedSessions } from './seed.fixture.ts';
 import { summarizeVital } from './vitals.ts';
 
@@ -127,6 +128,7 @@ describe.each(ENGINES)('GET /v1/releases on %s', (engine) => {
         FCP: noVital,
         TTFB: noVital,
       },
+      regressions: [],
     });
     expect(lcp.p75).toBe(3000);
 
@@ -199,6 +201,68 @@ describe.each(ENGINES)('GET /v1/releases on %s', (engine) => {
       '1.1.0',
     ]);
     expect((await get(`/v1/releases?to=${from}`)).items.map((item: Json) => item.release)).toEqual(['1.0.0']);
+  });
+
+  it('lists the release regressions that fired for each release; an equal release has none', async () => {
+    const project = await test.createProject('Regressions');
+    const database = test.database.database;
+    const projectId = project.project.id;
+    const now = new Date();
+    const first = now.getTime() - 10 * DAY_MS;
+    // Production: 5% of sessions with an error in 1.0.0, 20% in 2.0.0 (worse), 20% in 3.0.0 (equal).
+    // Staging: 10% in both 1.0.0 and 2.0.0.
+    for (const [release, environment, start, withErrors] of [
+      ['1.0.0', 'production', first, 10],
+      ['2.0.0', 'production', now.getTime() - 4 * DAY_MS, 40],
+      ['3.0.0', 'production', now.getTime() - 2 * DAY_MS, 40],
+      ['1.0.0', 'staging', first, 20],
+      ['2.0.0', 'staging', now.getTime() - 4 * DAY_MS, 20],
+    ] as const)
+      await seedSessions(database, projectId, 200, { release, environment, start, withErrors });
+    const check = await checkRegressions(database, project.project, now);
+    expect(check.fired).toEqual([
+      { type: 'release.regression', key: JSON.stringify(['production', '2.0.0', 'error_rate']) },
+    ]);
+
+    const page = await get('/v1/releases', project);
+    expect(page.items.map((item: Json) => [item.release, item.regressions.length])).toEqual([
+      ['3.0.0', 0],
+      ['2.0.0', 1],
+      ['1.0.0', 0],
+    ]);
+    const [regression] = page.items[1].regressions;
+    expect(regression).toEqual({
+      metric: 'error_rate',
+      environment: 'production',
+      release: '2.0.0',
+      previousRelease: '1.0.0',
+      current: { events: 40, total: 200, rate: 0.2 },
+      previous: { events: 10, total: 200, rate: 0.05 },
+      z: expect.any(Number),
+      pOneSided: expect.any(Number),
+      alpha: 0.01,
+      minTotal: 100,
+      firedAt: now.toISOString(),
+    });
+    // The numbers the webhook carried: pooled p = 50/400, z = 0.15 / √(0.125 · 0.875 · (2/200)).
+    expect(regression.z).toBeCloseTo(0.15 / Math.sqrt(0.125 * 0.875 * 0.01), 10);
+    expect(regression.pOneSided).toBeLessThan(0.001);
+
+    // With an environment, that environment's regressions only.
+    const staging = await get('/v1/releases?environment=staging', project);
+    expect(staging.items.map((item: Json) => [item.release, item.regressions])).toEqual([
+      ['2.0.0', []],
+      ['1.0.0', []],
+    ]);
+    const production = await get('/v1/releases?environment=production&limit=1', project);
+    expect(production.items[0]).toMatchObject({ release: '3.0.0', regressions: [] });
+    const second = await get(
+      `/v1/releases?environment=production&limit=1&cursor=${production.nextCursor}`,
+      project,
+    );
+    expect(second.items[0].regressions).toEqual([regression]);
+    // Another project's releases never show them.
+    expect((await get('/v1/releases')).items.every((item: Json) => item.regressions.length === 0)).toBe(true);
   });
 
   it('refuses bad parameters with 400 invalid', async () => {
