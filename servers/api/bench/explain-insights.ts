@@ -10,10 +10,11 @@ import {
 } from '../src/modules/insights/insight-queries.ts';
 import {
   callTotals,
+  clickTotals,
   findReleasesPage,
-  pageViewTotals,
   sessionTotals,
   topIssues,
+  vitalPercentiles,
 } from '../src/modules/insights/release-repository.ts';
 import type { Database } from '../src/platform/database/schema.ts';
 import type { FunnelStep } from '../src/platform/database/tables/insights.table.ts';
@@ -89,7 +90,8 @@ export async function explainInsightQueries(
       async () => {
         for (const range of [week, previous]) {
           await sessionTotals(database, projectId, range, false);
-          await pageViewTotals(database, projectId, range, false);
+          await clickTotals(database, projectId, range);
+          await vitalPercentiles(database, projectId, range, false);
           await callTotals(database, projectId, range, false);
           await callOverview(database, projectId, range);
         }
@@ -131,6 +133,7 @@ function literal(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (value instanceof Date) return `'${value.toISOString()}'::timestamptz`;
+  if (Array.isArray(value)) return `array[${value.map(literal).join(', ')}]`;
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return `'${text.replaceAll("'", "''")}'`;
 }

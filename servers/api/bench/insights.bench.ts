@@ -42,7 +42,6 @@ import { sql } from 'kysely';
 import { ulid } from 'ulid';
 import { buildApp } from '../src/app.ts';
 import { createFactsWorker } from '../src/modules/insights/index.ts';
-import { rebuildRollups } from '../src/modules/insights/rollups.ts';
 import { createOrganization } from '../src/modules/orgs/organizations.ts';
 import { createProcessingWorker, type ProcessingDependencies } from '../src/modules/processing/index.ts';
 import { createApiTokenRecord } from '../src/modules/projects/api-tokens.ts';
@@ -183,29 +182,6 @@ async function benchReads(bench: Bench): Promise<void> {
     `${count(seeded.count)} sessions, ${count(facts.pageViews)} page views, ${count(facts.clicks)} clicks (${count(facts.rageClicks)} rage, ${count(facts.deadClicks)} dead), ${count(facts.customEvents)} custom events, ${count(facts.calls)} calls, ${count(facts.occurrences)} issue occurrences in ${facts.clusters} clusters; ${(seeded.seconds + facts.seconds).toFixed(0)} s`,
   ]);
 
-  // The seeded days are all marked (as after the rollups' migration): one vitals read from
-  // page_views, then the rollup worker's rebuild of every day before today, as it runs.
-  const iso = (time: number) => new Date(time).toISOString();
-  const month = `from=${iso(now - 30 * DAY_MS)}&to=${iso(now)}`;
-  const unrolledStarted = performance.now();
-  await get(bench, `/v1/vitals?${month}`);
-  const unrolledMs = performance.now() - unrolledStarted;
-  const rebuildStarted = performance.now();
-  let days = 0;
-  for (;;) {
-    const { rebuilt, more } = await rebuildRollups(bench.services.database.database, new Date(now));
-    days += rebuilt;
-    if (!more) break;
-  }
-  const rebuildMs = performance.now() - rebuildStarted;
-  const { rows: rollupRows } = await sql<{ n: number }>`
-    select count(*)::int as n from page_view_rollups where project_id = ${bench.projectId}`.execute(
-    bench.services.database.database,
-  );
-  const rollups = `${count(rollupRows[0]?.n ?? 0)} rollup rows for ${count(facts.pageViews)} page views; rebuilt ${days} days in ${(rebuildMs / 1000).toFixed(1)} s (${ms(rebuildMs / Math.max(1, days))} ms a day); \`GET /v1/vitals\` (30 days) with every day marked: ${ms(unrolledMs)} ms`;
-  console.log(`  ${rollups}`);
-  summary.push(['rollups', rollups]);
-
   const created = await bench.app.inject({
     method: 'POST',
     url: '/v1/funnels',
@@ -223,6 +199,8 @@ async function benchReads(bench: Bench): Promise<void> {
   );
   const sessionId = rows[0]?.id as string;
 
+  const iso = (time: number) => new Date(time).toISOString();
+  const month = `from=${iso(now - 30 * DAY_MS)}&to=${iso(now)}`;
   const week = `from=${iso(now - 7 * DAY_MS)}&to=${iso(now)}`;
   const route = encodeURIComponent(facts.popularRoute);
   const queries: Query[] = [
@@ -233,11 +211,6 @@ async function benchReads(bench: Bench): Promise<void> {
       url: `/v1/vitals?${month}`,
       describe: (body: { overall: { pageViews: number }; routes: unknown[] }) =>
         `${count(body.overall.pageViews)} page views, ${body.routes.length} routes`,
-    },
-    {
-      name: '`GET /v1/vitals` (30 days, `device=mobile`)',
-      url: `/v1/vitals?${month}&device=mobile`,
-      describe: (body: { overall: { pageViews: number } }) => `${count(body.overall.pageViews)} page views`,
     },
     {
       name: `\`GET /v1/heatmaps\` click, \`${facts.popularRoute}\` (30 days)`,

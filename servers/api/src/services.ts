@@ -1,12 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
-import {
-  createFactsWorker,
-  createRegressionWorker,
-  createRollupWorker,
-  type FactsWorker,
-} from './modules/insights/index.ts';
+import { createFactsWorker, createRegressionWorker, type FactsWorker } from './modules/insights/index.ts';
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
 import { createProcessingWorker, type ProcessingWorker } from './modules/processing/index.ts';
@@ -137,11 +132,6 @@ export const servicesPlugin = fastifyPlugin(
     );
     fastify.decorate('factsWorker', factsWorker);
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => factsWorker.start());
-    const rollupWorker = createRollupWorker({
-      database: services.database.database,
-      log: fastify.log.child({ worker: 'rollups' }),
-    });
-    if (services.configuration.callWorker) fastify.addHook('onReady', async () => rollupWorker.start());
     if (services.configuration.regressionWorker)
       fastify.addHook('onReady', async () => regressionWorker.start());
     if (services.configuration.deliveryWorker) {
@@ -166,7 +156,6 @@ export const servicesPlugin = fastifyPlugin(
     fastify.addHook('onClose', async () => {
       await processingWorker.stop();
       await factsWorker.stop();
-      await rollupWorker.stop();
       await regressionWorker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();

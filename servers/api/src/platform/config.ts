@@ -38,7 +38,8 @@ export interface Configuration {
   blobStore: BlobStoreConfiguration;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /**
-   * `SVC_CALL_WORKER`: this process runs call processing jobs, session facts jobs and the rebuild of page view rollups in the background (default true).
+   * `SVC_CALL_WORKER`: this process runs call processing jobs and session facts jobs in the
+   * background (default true).
    * Turn it off on API-only processes when separate processes run the workers.
    */
   callWorker: boolean;

@@ -16,7 +16,6 @@ export {
   runFactsJob,
 } from './facts-job.ts';
 export { createRegressionWorker } from './regressions.ts';
-export { createRollupWorker } from './rollups.ts';
 export { normalizeRoute } from './route.ts';
 export { indexSnapshot, selectorOf } from './selector.ts';
 export { isRegression, normalUpperTail, twoProportionTest } from './stats.ts';

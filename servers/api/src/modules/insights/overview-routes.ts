@@ -5,7 +5,14 @@ import { z } from 'zod';
 import type { Database } from '../../platform/database/schema.ts';
 import { checkTimeRange, timeParameter } from '../../platform/http/query.ts';
 import { callOverview } from '../calls/index.ts';
-import { callTotals, NO_VITALS, pageViewTotals, sessionTotals, topIssues } from './release-repository.ts';
+import {
+  callTotals,
+  clickTotals,
+  NO_VITALS,
+  sessionTotals,
+  topIssues,
+  vitalPercentiles,
+} from './release-repository.ts';
 import { overviewSchema, type PeriodFacts, toOverview } from './releases.ts';
 
 /** The overview's period when the query names none: the 7 days before now. */
@@ -26,16 +33,17 @@ async function periodFacts(
   projectId: string,
   range: { from: Date; to: Date },
 ): Promise<PeriodFacts> {
-  const [sessions, pageViews, calls, connect] = await Promise.all([
+  const [sessions, clicks, vitals, calls, connect] = await Promise.all([
     sessionTotals(database, projectId, range, false),
-    pageViewTotals(database, projectId, range, false),
+    clickTotals(database, projectId, range),
+    vitalPercentiles(database, projectId, range, false),
     callTotals(database, projectId, range, false),
     callOverview(database, projectId, range),
   ]);
   return {
     sessions: sessions.get(null) ?? { sessions: 0, users: 0, sessionsWithErrors: 0 },
-    clicks: pageViews.get(null)?.clicks ?? { pageViews: 0, rageClicks: 0, deadClicks: 0 },
-    vitals: pageViews.get(null)?.vitals ?? NO_VITALS,
+    clicks,
+    vitals: vitals.get(null) ?? NO_VITALS,
     calls: calls.get(null) ?? { calls: 0, scored: 0, poor: 0, medianQuality: null },
     connect: { calls: connect.calls, failedToConnect: connect.failedToConnect },
   };

@@ -1,7 +1,5 @@
 import { type ExpressionBuilder, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
-import { mergeGroups, readPageViewGroups } from './rollups.ts';
-import { summarizeHistogram } from './vital-histogram.ts';
 import { VITAL_NAMES, type VitalName } from './vitals.ts';
 
 // The read side of releases and the overview: sessions, calls, page views and issue occurrences
@@ -213,45 +211,59 @@ function vitalsOf(row: Record<string, unknown> | undefined): VitalPercentiles {
 /** Every vital unmeasured. */
 export const NO_VITALS: VitalPercentiles = vitalsOf(undefined);
 
-/** Page views, their rage and dead clicks, and the count and p75 of every vital. */
-export interface PageViewTotals {
-  clicks: ClickTotals;
-  vitals: VitalPercentiles;
-}
-
 /**
- * Page views with their rage and dead clicks and every vital's count and p75 over the scope's
- * page views, per release (`byRelease`) or in all (key `null`); a group without page views is
- * absent. Merged from the page view groups of rollups.ts (daily rollups, and `page_views` for the
- * days they do not cover): the p75 is the nearest-rank p75 within 1 % (vital-histogram.ts).
+ * The p75 of every vital over the scope's page views (null values left out; p75 is the
+ * nearest-rank percentile, `percentile_disc(0.75)`, as `summarizeVital` computes it), per
+ * release or in all (key `null`).
  *
  * @example
  * ```ts
- * (await pageViewTotals(database, projectId, { from, to }, false)).get(null)?.vitals.LCP.p75;
+ * (await vitalPercentiles(database, projectId, { from, to }, false)).get(null)?.LCP.p75;
  * ```
  */
-export async function pageViewTotals(
+export async function vitalPercentiles(
   database: Executor,
   projectId: string,
   scope: FactScope,
   byRelease: boolean,
-): Promise<Map<string | null, PageViewTotals>> {
-  const groups = await readPageViewGroups(database, projectId, scope);
-  const merged = mergeGroups(groups, (group) => (byRelease ? group.release : null));
+): Promise<Map<string | null, VitalPercentiles>> {
+  if (scope.releases?.length === 0) return new Map();
+  const rows = await selectVitals(
+    database
+      .selectFrom('page_views')
+      .where((where) => scopeConditions('page_views', where, projectId, scope))
+      .select(groupColumn(byRelease).as('release')),
+  )
+    .groupBy(sql`1`)
+    .execute();
   return new Map(
-    [...merged].map(([release, totals]) => [
-      release,
-      {
-        clicks: { pageViews: totals.pageViews, rageClicks: totals.rageClicks, deadClicks: totals.deadClicks },
-        vitals: Object.fromEntries(
-          VITAL_NAMES.map((name) => {
-            const { count, p75 } = summarizeHistogram(totals.vitals[name]);
-            return [name, { count, p75 }];
-          }),
-        ) as VitalPercentiles,
-      },
-    ]),
+    rows.map((row) => [row.release, vitalsOf(row as unknown as Record<string, unknown>)] as const),
   );
+}
+
+/**
+ * Page views with their rage and dead clicks (the sums of `page_views`' counts) over the scope.
+ *
+ * @example
+ * ```ts
+ * const { rageClicks } = await clickTotals(database, projectId, { from, to });
+ * ```
+ */
+export async function clickTotals(
+  database: Executor,
+  projectId: string,
+  scope: FactScope,
+): Promise<ClickTotals> {
+  const row = await database
+    .selectFrom('page_views')
+    .where((where) => scopeConditions('page_views', where, projectId, scope))
+    .select([
+      sql<number>`count(*)::int`.as('pageViews'),
+      sql<number>`coalesce(sum(rage_clicks), 0)::int`.as('rageClicks'),
+      sql<number>`coalesce(sum(dead_clicks), 0)::int`.as('deadClicks'),
+    ])
+    .executeTakeFirstOrThrow();
+  return row;
 }
 
 /**
@@ -336,7 +348,7 @@ export async function findReleasesPage(
   const scope: FactScope = { environment, releases: names };
   const [calls, vitals, newIssues] = await Promise.all([
     callTotals(database, projectId, scope, true),
-    pageViewTotals(database, projectId, scope, true),
+    vitalPercentiles(database, projectId, scope, true),
     newIssueCounts(database, projectId, names, environment),
   ]);
   return {
@@ -345,7 +357,7 @@ export async function findReleasesPage(
       firstSeenAt: new Date(row.firstSeenAt),
       lastSeenAt: new Date(row.lastSeenAt),
       calls: calls.get(row.release) ?? { calls: 0, scored: 0, poor: 0, medianQuality: null },
-      vitals: vitals.get(row.release)?.vitals ?? NO_VITALS,
+      vitals: vitals.get(row.release) ?? NO_VITALS,
       newIssues: newIssues.get(row.release) ?? 0,
     })),
     more: rows.length > options.limit,

@@ -22,7 +22,7 @@ export const VITAL_NAMES: readonly VitalName[] = ['LCP', 'INP', 'CLS', 'FCP', 'T
  * and the `web-vitals` library's `LCPThresholds`, `INPThresholds`, `CLSThresholds`,
  * `FCPThresholds`, `TTFBThresholds`.
  */
-const VITAL_THRESHOLDS: Readonly<
+export const VITAL_THRESHOLDS: Readonly<
   Record<VitalName, readonly [good: number, needsImprovement: number]>
 > = {
   LCP: [2500, 4000],

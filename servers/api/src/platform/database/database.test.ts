@@ -82,8 +82,6 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'click_facts',
         'funnels',
         'insight_alerts',
-        'page_view_rollups',
-        'page_view_dirty_days',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

@@ -18,8 +18,6 @@ import type {
   InsightAlertsTable,
   InsightJobsTable,
   InsightProgressTable,
-  PageViewDirtyDaysTable,
-  PageViewRollupsTable,
   PageViewsTable,
 } from './tables/insights.table.ts';
 import type { ClusterOccurrencesTable, IssueClustersTable } from './tables/issues.table.ts';
@@ -81,8 +79,6 @@ export interface Database {
   insight_jobs: InsightJobsTable;
   insight_progress: InsightProgressTable;
   page_views: PageViewsTable;
-  page_view_rollups: PageViewRollupsTable;
-  page_view_dirty_days: PageViewDirtyDaysTable;
   click_facts: ClickFactsTable;
   funnels: FunnelsTable;
   insight_alerts: InsightAlertsTable;

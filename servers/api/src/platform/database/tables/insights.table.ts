@@ -61,38 +61,6 @@ export interface PageViewsTable {
   environment: string | null;
 }
 
-/** A `VitalHistogram` of src/modules/insights/vital-histogram.ts: bucket key to [count, min, max]. */
-type VitalHistogramColumn = Record<string, [number, number, number]>;
-
-/**
- * One group of a day's page views (migration 2026-12-09-page-view-rollups): route, device,
- * browser, release and environment, with their counts and a histogram of each vital.
- */
-export interface PageViewRollupsTable {
-  project_id: string;
-  day: ColumnType<Date, string, string>;
-  route: string;
-  device: string | null;
-  browser_name: string | null;
-  release: string | null;
-  environment: string | null;
-  page_views: number;
-  rage_clicks: number;
-  dead_clicks: number;
-  /** Each vital's histogram (JSON); null without values. */
-  lcp: ColumnType<VitalHistogramColumn | null, string | null, string | null>;
-  inp: ColumnType<VitalHistogramColumn | null, string | null, string | null>;
-  cls: ColumnType<VitalHistogramColumn | null, string | null, string | null>;
-  fcp: ColumnType<VitalHistogramColumn | null, string | null, string | null>;
-  ttfb: ColumnType<VitalHistogramColumn | null, string | null, string | null>;
-}
-
-/** A day whose rollups are out of date: the triggers on `page_views` mark it, a rebuild clears it. */
-export interface PageViewDirtyDaysTable {
-  project_id: string;
-  day: ColumnType<Date, string, string>;
-}
-
 export type ClickKind = 'click' | 'rage' | 'dead';
 
 /** One click, rage click (a burst, at its first click) or dead click of a session. */
