@@ -67,6 +67,18 @@ export interface InitOptions {
   flushIntervalSec?: number;
   /** Record `window` errors and unhandled rejections. Default true. */
   captureErrors?: boolean;
+  /**
+   * Record the page's `fetch` and `XMLHttpRequest` requests as `request` events: method, URL
+   * without query string or fragment, status, duration, sizes, failure; never bodies or headers.
+   * Default true.
+   */
+  captureNetwork?: boolean;
+  /**
+   * Requests whose URL contains one of these strings or matches one of these expressions get a
+   * W3C `traceparent` header, and their `request` event its trace id (joined to the backend's
+   * OpenTelemetry traces). Default none: the header changes CORS preflights, so opt in per API.
+   */
+  tracePropagationTargets?: Array<string | RegExp>;
   /** Where unacknowledged chunks wait. Default IndexedDB (memory where it is unavailable). */
   store?: ChunkStore;
   /** The `fetch` the transport uses. Default the page's. */
@@ -463,6 +475,11 @@ export function init(options: InitOptions): Client {
       listen(page, 'error', onError);
       listen(page, 'unhandledrejection', onRejection);
     }
+    // Its own chunk, loaded at once: requests the page makes before it arrives are not recorded.
+    if (options.captureNetwork !== false)
+      void import('./network.ts').then(({ watchNetwork }) => {
+        if (!stopped) detach.push(watchNetwork(page, push, options));
+      });
     listen(page, 'pagehide', onExit);
     listen(page, 'online', onOnline);
     listen(page, 'popstate', onNavigation);

@@ -83,6 +83,12 @@ if (!new URLSearchParams(location.search).has('manual')) initSdk();</script></bo
   const pages: Server = createServer((request, response) => {
     const script = scripts[request.url ?? ''];
     if (script !== undefined) response.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
+    // The app's API for the network tests: 404 for /api/missing, else the traceparent received.
+    else if (request.url?.startsWith('/api/missing')) response.writeHead(404).end();
+    else if (request.url?.startsWith('/api/'))
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ traceparent: request.headers.traceparent ?? null }));
     else response.writeHead(200, { 'content-type': 'text/html' }).end(html);
   });
   await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));

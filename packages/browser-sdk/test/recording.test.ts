@@ -162,6 +162,63 @@ describe('navigation and web vitals', () => {
   });
 });
 
+describe('network requests', () => {
+  it('records fetch and XMLHttpRequest as `request` events without query strings, with a traceparent for the targets only', async () => {
+    await page.goto(withOptions(harness.pageUrl, { tracePropagationTargets: ['/api/echo'] }));
+    // The watcher is a chunk of its own: wait until it wrapped fetch.
+    await page.waitForFunction(() => !String(window.fetch).includes('[native code]'));
+    const received = await page.evaluate(async () => {
+      const echoed = await (await fetch('/api/echo?token=secret', { method: 'POST', body: 'héllo' })).json();
+      await fetch('/api/missing?id=7');
+      await fetch('http://127.0.0.1:1/refused').catch(() => undefined);
+      const aborting = new AbortController();
+      const aborted = fetch('/api/slow', { signal: aborting.signal }).catch(() => undefined);
+      aborting.abort();
+      await aborted;
+      const xhr = new XMLHttpRequest();
+      xhr.open('GET', '/api/other?q=2');
+      await new Promise((resolve) => {
+        xhr.onloadend = resolve;
+        xhr.send();
+      });
+      return { fetch: echoed.traceparent, xhr: JSON.parse(xhr.responseText).traceparent };
+    });
+    await flush(page);
+    const { events } = await harness.stored(await sessionIdOf(page));
+    const requests = events.filter((event) => event.type === 'request');
+    const origin = new URL(harness.pageUrl).origin;
+    expect(
+      requests.map((event) => [event.initiator, event.method, event.url, event.status, event.failure]),
+    ).toEqual([
+      ['fetch', 'POST', `${origin}/api/echo`, 200, undefined],
+      ['fetch', 'GET', `${origin}/api/missing`, 404, undefined],
+      ['fetch', 'GET', 'http://127.0.0.1:1/refused', undefined, 'network'],
+      ['fetch', 'GET', `${origin}/api/slow`, undefined, 'abort'],
+      ['xhr', 'GET', `${origin}/api/other`, 200, undefined],
+    ]);
+    // The POST's body size in UTF-8 bytes, and its trace id is the one the API received.
+    const [echo, ...others] = requests;
+    expect(echo.requestBytes).toBe(6);
+    expect(received.fetch).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(received.fetch.split('-')[1]).toBe(echo.traceId);
+    expect(received.xhr).toBeNull();
+    for (const other of others) expect(other.traceId).toBeUndefined();
+    for (const request of requests) expect(request.durationMs).toBeGreaterThanOrEqual(0);
+    // The SDK's own requests to the service are not recorded.
+    expect(requests.some((event) => event.url.startsWith(harness.api.url))).toBe(false);
+  });
+
+  it('records none with `captureNetwork: false`, and leaves fetch as it was', async () => {
+    await page.goto(withOptions(harness.pageUrl, { captureNetwork: false }));
+    await page.waitForTimeout(300);
+    expect(await page.evaluate(() => String(window.fetch).includes('[native code]'))).toBe(true);
+    await page.evaluate(() => fetch('/api/echo'));
+    await flush(page);
+    const { events } = await harness.stored(await sessionIdOf(page));
+    expect(events.filter((event) => event.type === 'request')).toEqual([]);
+  });
+});
+
 describe('shutdown', () => {
   it('gives the page back: the native history methods, no more listeners or events', async () => {
     await page.goto(harness.pageUrl);

@@ -258,3 +258,44 @@ export const governorEventSchema = z.object({
  * ```
  */
 export type GovernorEvent = z.infer<typeof governorEventSchema>;
+
+/**
+ * A `request` event: a `fetch` or `XMLHttpRequest` of the page, as the browser SDK records it
+ * when it ends. `url` is the absolute URL without query string or fragment; `t` is when the
+ * request started. `status` is the HTTP status, absent when the request failed without a
+ * response (`failure`: `network`, `abort` or `timeout`). Sizes are bytes when the browser tells
+ * them (a request body's, a response's `content-length`). `traceId` (32 lowercase hex digits) is
+ * the W3C trace id the SDK put in the request's `traceparent` header, for URLs of the SDK's
+ * `tracePropagationTargets`. Bodies and headers are never recorded.
+ *
+ * @example
+ * ```ts
+ * requestEventSchema.parse({ t: 1763700000000, type: 'request', initiator: 'fetch', method: 'POST', url: 'https://api.example.com/cart', status: 500, durationMs: 84 });
+ * ```
+ */
+export const requestEventSchema = z.object({
+  t: timestampSchema,
+  type: z.literal('request'),
+  initiator: z.enum(['fetch', 'xhr']),
+  method: boundedText(16),
+  url: boundedText(PROTOCOL_LIMITS.maxUrlLength),
+  status: z.int().min(0).max(999).optional(),
+  durationMs: z.int().min(0).max(PROTOCOL_LIMITS.maxDurationMs),
+  requestBytes: z.int().min(0).optional(),
+  responseBytes: z.int().min(0).optional(),
+  failure: z.enum(['network', 'abort', 'timeout']).optional(),
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
+});
+
+/**
+ * A `request` event.
+ *
+ * @example
+ * ```ts
+ * const failed = (event: RequestEvent) => event.failure !== undefined || (event.status ?? 0) >= 500;
+ * ```
+ */
+export type RequestEvent = z.infer<typeof requestEventSchema>;

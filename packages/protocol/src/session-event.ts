@@ -8,6 +8,7 @@ import {
   governorEventSchema,
   identifyEventSchema,
   navEventSchema,
+  requestEventSchema,
   rrwebEventSchema,
   triggerEventSchema,
   vitalEventSchema,
@@ -36,6 +37,7 @@ export const WIRE_EVENT_TYPES = [
   'trigger',
   'gap',
   'governor',
+  'request',
   'call.sample',
   'call.event',
 ] as const;
@@ -86,6 +88,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   triggerEventSchema,
   gapEventSchema,
   governorEventSchema,
+  requestEventSchema,
   callSampleSchema,
   callEventSchema,
 ]);
