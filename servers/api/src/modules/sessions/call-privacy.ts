@@ -19,8 +19,10 @@ import { REDACTED, redactSdp, scrubAddresses } from '@svc/protocol/redaction';
  * server stores the chunk's bytes as sent, so unknown fields of known call items, and whole
  * `call.event`s of unknown names (the SDK's own `sdp` event is one), reach storage untouched.
  * So the re-check looks at every field of every `call.event` and `call.sample`, at any depth,
- * known or not. Other event types are outside the call privacy table (rrweb content is masked
- * by the SDK's recording privacy) and are not looked at.
+ * known or not. Of other event types only `request` events are looked at: their URL keeps its
+ * origin and path, never a query string or fragment (`request_query`), as the browser SDK sends
+ * it; the rest is outside the call privacy table (rrweb content is masked by the SDK's
+ * recording privacy).
  *
  * Pure: no I/O, never throws, never modifies its input.
  */
@@ -33,6 +35,7 @@ export const PRIVACY_RULES = [
   'device_id',
   'data_channel_payload',
   'device_label',
+  'request_query',
 ] as const;
 
 /** One of {@link PRIVACY_RULES}. */
@@ -348,8 +351,19 @@ export function recheckCallPrivacy(
   let removedEvents = 0;
   for (let index = 0; index < events.length; index += 1) {
     const event = events[index];
-    if (!isRecord(event) || (event.type !== 'call.event' && event.type !== 'call.sample')) continue;
     redactor.path[1] = index;
+    if (isRecord(event) && event.type === 'request' && typeof event.url === 'string') {
+      // A request's URL is kept to its origin and path, as the browser SDK sends it.
+      const url = event.url.replace(/[?#].*$/s, '');
+      if (url === event.url) continue;
+      redactor.path.push('url');
+      redactor.record('request_query');
+      redactor.path.pop();
+      copy ??= events.slice();
+      copy[index] = { ...event, url };
+      continue;
+    }
+    if (!isRecord(event) || (event.type !== 'call.event' && event.type !== 'call.sample')) continue;
     let next: Record<string, unknown> | undefined;
     if (options.strict && event.type === 'call.event' && event.name === 'sdp') {
       redactor.record('sdp');

@@ -351,6 +351,30 @@ describe.each(ENGINES)('privacy re-check on POST /v1/ingest on %s', (engine) => 
     ]);
   });
 
+  it('request_query: a request URL keeps its origin and path, never its query string or fragment', async () => {
+    const clean = {
+      t,
+      type: 'request',
+      initiator: 'fetch',
+      method: 'GET',
+      url: 'https://api.example.com/cart',
+      status: 200,
+      durationMs: 12,
+    };
+    const leaky = { ...clean, t: t + 1, url: 'https://api.example.com/reset?token=s3cret#step2' };
+    const fragment = { ...clean, t: t + 2, url: 'https://api.example.com/docs#intro' };
+    const { events, stored, answer } = await send([clean, leaky, fragment]);
+    expect(events).toEqual([
+      clean,
+      { ...leaky, url: 'https://api.example.com/reset' },
+      { ...fragment, url: 'https://api.example.com/docs' },
+    ]);
+    expect(stored).not.toMatch(/s3cret|step2|intro/);
+    expect(answer.redacted).toEqual([
+      { rule: 'request_query', count: 2, paths: ['events[1].url', 'events[2].url'] },
+    ]);
+  });
+
   it('logs what it removed (never the values) once per stored chunk, and answers a retry alike', async () => {
     const events = [{ ...pairChange, localAddress: '192.0.2.7' }];
     const sessionId = newSessionId();
