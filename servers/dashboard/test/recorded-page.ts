@@ -75,6 +75,8 @@ export async function serveRecordedPage(dashboard: Dashboard): Promise<RecordedP
 window.sdk = SvcSdk.init(${JSON.stringify(options)});
 document.getElementById('save').addEventListener('click', () => {
   document.getElementById('result').textContent = 'Order saved';
+  // The app's API is not there: a failed request on the timeline.
+  void fetch('/api/orders?draft=7', { method: 'POST', body: '{}' });
 });
 document.getElementById('break').addEventListener('click', () => {
   throw new Error('Replay test failure');
@@ -104,7 +106,8 @@ export interface Recording {
 }
 
 /**
- * Records a session in Chromium: types a password, clicks "Save the order", tracks a custom
+ * Records a session in Chromium: types a password, clicks "Save the order" (which POSTs to a
+ * missing API: a 404), tracks a custom
  * event, clicks the button that throws; then flushes and closes the page.
  */
 export async function recordSession(browser: Browser, page: RecordedPage): Promise<Recording> {

@@ -182,6 +182,17 @@ describe('the session page', () => {
         const position = (box.x + box.width / 2 - track.x) / track.width;
         expect(Math.abs(position - offsetOf(event) / duration), kind).toBeLessThan(0.01);
       }
+      // The save's request to the missing API: a failed request, without its query string.
+      const failed = page.locator('.timeline-marker[data-marker-kind="failed_request"]');
+      expect(await failed.count()).toBe(1);
+      expect(await failed.getAttribute('aria-label')).toMatch(
+        new RegExp(
+          `^Failed request at .*: POST ${new URL(recordedPage.url).origin}/api/orders → 404 in \\d+ ms$`,
+        ),
+      );
+      expect(
+        Math.abs(Number(await failed.getAttribute('data-offset')) - (recording.clickAt - startedAt)),
+      ).toBeLessThan(1000);
       // The event list's current row is the error at ?t=.
       const currentRow = page.locator('.event-row[aria-current="true"]');
       expect(await currentRow.getAttribute('data-offset')).toBe(String(t));

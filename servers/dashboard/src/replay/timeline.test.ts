@@ -92,6 +92,28 @@ describe('markers', () => {
     );
   });
 
+  it('marks requests, those without an answer or with an error status as failed', () => {
+    const request = {
+      t: START + 500,
+      type: 'request',
+      initiator: 'fetch',
+      method: 'POST',
+      url: 'https://api.example.com/orders',
+    };
+    expect(markerOf({ ...request, status: 201, durationMs: 42 }, 2, 0, START)).toEqual({
+      key: '2:0',
+      kind: 'request',
+      offset: 500,
+      label: 'POST https://api.example.com/orders → 201 in 42 ms',
+    });
+    expect(markerOf({ ...request, status: 503, durationMs: 9 }, 2, 1, START)?.kind).toBe('failed_request');
+    expect(markerOf({ ...request, status: 404 }, 2, 2, START)?.kind).toBe('failed_request');
+    expect(markerOf({ ...request, failure: 'network', durationMs: 3 }, 2, 3, START)).toMatchObject({
+      kind: 'failed_request',
+      label: 'POST https://api.example.com/orders → network in 3 ms',
+    });
+  });
+
   it('merges sources once per event, in time order, a click before what it caused', () => {
     const marker = (key: string, kind: Marker['kind'], offset: number): Marker => ({
       key,

@@ -1,9 +1,19 @@
 import type { ChunkManifestEntry, FlatEvent, SessionDetail, SessionIssue, WireEvent } from './types.ts';
 
 // What the timeline shows, in milliseconds from the session's start: the markers (navigation,
-// clicks, errors, custom events, call events, findings) and the gaps, where nothing was recorded.
+// clicks, errors, custom events, network requests, call events, findings) and the gaps, where
+// nothing was recorded.
 
-export type MarkerKind = 'nav' | 'click' | 'error' | 'custom' | 'call' | 'trigger' | 'finding';
+export type MarkerKind =
+  | 'nav'
+  | 'click'
+  | 'error'
+  | 'custom'
+  | 'request'
+  | 'failed_request'
+  | 'call'
+  | 'trigger'
+  | 'finding';
 
 /** A point of the session worth jumping to. */
 export interface Marker {
@@ -29,13 +39,15 @@ export const MARKER_NAMES: Record<MarkerKind, string> = {
   click: 'Click',
   error: 'Error',
   custom: 'Custom event',
+  request: 'Request',
+  failed_request: 'Failed request',
   call: 'Call event',
   trigger: 'Recording trigger',
   finding: 'Finding',
 };
 
 /** The event types of `GET /v1/sessions/{id}/events?types=` the timeline marks. */
-export const MARKED_EVENT_TYPES = ['nav', 'error', 'custom', 'call.event', 'trigger'];
+export const MARKED_EVENT_TYPES = ['nav', 'error', 'custom', 'request', 'call.event', 'trigger'];
 
 /** Why the SDK reported a gap (`gap.reason` of the protocol), in words. */
 const SDK_GAP_REASONS: Record<string, string> = {
@@ -72,6 +84,18 @@ export function markerOf(event: WireEvent, seq: number, index: number, start: nu
       };
     case 'custom':
       return { key, kind: 'custom', offset, label: text(event.name) ?? 'Custom event' };
+    case 'request': {
+      // A request failed when it got no answer or an error status (4xx, 5xx).
+      const status = typeof event.status === 'number' ? event.status : undefined;
+      const outcome = status ?? text(event.failure) ?? 'no answer';
+      const duration = typeof event.durationMs === 'number' ? ` in ${event.durationMs} ms` : '';
+      return {
+        key,
+        kind: status === undefined || status >= 400 ? 'failed_request' : 'request',
+        offset,
+        label: `${text(event.method) ?? 'GET'} ${text(event.url) ?? ''} → ${outcome}${duration}`,
+      };
+    }
     case 'call.event':
       return { key, kind: 'call', offset, label: text(event.name) ?? 'Call event' };
     case 'trigger':
@@ -105,10 +129,12 @@ const ORDER: Record<MarkerKind, number> = {
   click: 0,
   nav: 1,
   custom: 2,
-  call: 3,
-  trigger: 4,
-  error: 5,
-  finding: 6,
+  request: 3,
+  failed_request: 4,
+  call: 5,
+  trigger: 6,
+  error: 7,
+  finding: 8,
 };
 
 /** Markers of several sources in time order, each event once. */
