@@ -93,7 +93,7 @@ export async function sessionExists(executor: Executor, projectId: string, sessi
 }
 
 /** The most traces a session's reading returns (the earliest). */
-export const MAX_SESSION_TRACES = 200;
+const MAX_SESSION_TRACES = 200;
 /** The most spans and log records read for them. */
 const MAX_ROWS = 10_000;
 

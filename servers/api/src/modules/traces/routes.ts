@@ -18,9 +18,9 @@ import { insertLogRecords, insertSpans, readSessionTraces, sessionExists } from 
 import { buildTraceTrees, sessionTracesSchema } from './trees.ts';
 
 /** The largest OTLP body as sent (gzipped or not), counted while it streams in. */
-export const OTLP_MAX_BODY_BYTES = 4 * 1024 * 1024;
+const OTLP_MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** The largest body once gunzipped. */
-export const OTLP_MAX_INFLATED_BYTES = 16 * 1024 * 1024;
+const OTLP_MAX_INFLATED_BYTES = 16 * 1024 * 1024;
 
 const MEDIA_TYPES: Readonly<Record<string, OtlpFormat>> = {
   'application/x-protobuf': 'protobuf',

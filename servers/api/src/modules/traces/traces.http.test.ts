@@ -12,7 +12,7 @@ import { newSessionId, postChunk, rewriteChunk, validChunkFixture } from '../../
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { createApiTokenRecord } from '../projects/api-tokens.ts';
-import { deleteExpiredTelemetry } from './index.ts';
+import { sweepExpiredTelemetry } from './index.ts';
 import { encodeExportResponse } from './otlp.ts';
 
 // OTLP/HTTP intake with the real OpenTelemetry SDK and its exporters (protobuf and JSON) against
@@ -286,42 +286,52 @@ describe.each(ENGINES)('OpenTelemetry traces on %s', (engine) => {
     expect(await readTraces(project, sessionId)).toEqual([]);
   });
 
-  it('deletes spans and logs of days past the retention', async () => {
+  it("deletes spans and logs of days past the project's retention setting", async () => {
     const project = await test.createProject('Retention');
-    const day = (iso: string) => BigInt(Date.parse(iso)) * 1_000_000n;
-    const request = (start: bigint, spanId: string) => ({
-      resourceLogs: [
-        {
-          scopeLogs: [
-            {
-              logRecords: [
-                { timeUnixNano: start.toString(), traceId: '5b8efff798038103d269b633813fc60c', spanId },
-              ],
-            },
-          ],
-        },
-      ],
-    });
-    for (const [iso, spanId] of [
-      ['2026-11-01T12:00:00Z', 'eee19b7ec3c1b174'],
+    const nanoseconds = (iso: string) => (BigInt(Date.parse(iso)) * 1_000_000n).toString();
+    const traceId = '5b8efff798038103d269b633813fc60c';
+    const spans = [
+      ['2026-11-12T12:00:00Z', 'eee19b7ec3c1b174'],
       ['2026-11-20T12:00:00Z', 'eee19b7ec3c1b175'],
-    ] as const) {
-      const response = await test.app.inject({
+    ].map(([iso, spanId]) => ({
+      traceId,
+      spanId,
+      name: 'job',
+      startTimeUnixNano: nanoseconds(iso as string),
+      endTimeUnixNano: nanoseconds(iso as string),
+    }));
+    const logRecords = spans.map((span) => ({ timeUnixNano: span.startTimeUnixNano, traceId }));
+    const post = (signal: string, body: unknown) =>
+      test.app.inject({
         method: 'POST',
-        url: '/v1/otlp/logs',
+        url: `/v1/otlp/${signal}`,
         headers: { ...project.headers, 'content-type': 'application/json' },
-        payload: JSON.stringify(request(day(iso), spanId)),
+        payload: JSON.stringify(body),
       });
-      expect(response.statusCode, response.body).toBe(200);
-    }
-    const deleted = await deleteExpiredTelemetry(
-      test.database.database,
-      project.project.id,
-      14,
-      new Date('2026-11-25T10:00:00Z'),
-    );
-    expect(deleted).toEqual({ spans: 0, logRecords: 1 });
-    expect(await countRows(project.project.id)).toEqual({ spans: 0, logs: 1 });
+    expectJson(await post('traces', { resourceSpans: [{ scopeSpans: [{ spans }] }] }), 200);
+    expectJson(await post('logs', { resourceLogs: [{ scopeLogs: [{ logRecords }] }] }), 200);
+    const now = new Date('2026-11-25T10:00:00Z');
+
+    // The default, 14 days, keeps both days (everything before 2026-11-11 goes).
+    await sweepExpiredTelemetry(test.database.database, now);
+    expect(await countRows(project.project.id)).toEqual({ spans: 2, logs: 2 });
+
+    const patched = await test.app.inject({
+      method: 'PATCH',
+      url: `/v1/projects/${project.project.id}`,
+      headers: project.headers,
+      payload: { settings: { traces: { retentionDays: 7 } } },
+    });
+    expect(expectJson(patched, 200).settings.traces).toEqual({ retentionDays: 7 });
+    const deleted = await sweepExpiredTelemetry(test.database.database, now);
+    expect(deleted.spans).toBeGreaterThanOrEqual(1);
+    expect(await countRows(project.project.id)).toEqual({ spans: 1, logs: 1 });
+    const [kept] = await test.database.database
+      .selectFrom('spans')
+      .select('span_id')
+      .where('project_id', '=', project.project.id)
+      .execute();
+    expect(kept?.span_id).toBe('eee19b7ec3c1b175');
   });
 });
 

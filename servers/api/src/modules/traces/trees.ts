@@ -19,7 +19,7 @@ interface SpanNode {
   children: SpanNode[];
 }
 
-export const spanNodeSchema: z.ZodType<SpanNode> = z.object({
+const spanNodeSchema: z.ZodType<SpanNode> = z.object({
   spanId: z.string(),
   parentSpanId: z.string().nullable().describe('null for a root span'),
   name: z.string(),
