@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { context, type Span, SpanKind, trace } from '@opentelemetry/api';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
@@ -70,6 +71,7 @@ describe.each(ENGINES)('OpenTelemetry traces on %s', (engine) => {
     call.end();
     root.end();
     for (const provider of providers) await provider.forceFlush();
+    await exporter.forceFlush?.();
     return root.spanContext().traceId;
   }
 
@@ -110,13 +112,10 @@ describe.each(ENGINES)('OpenTelemetry traces on %s', (engine) => {
     );
 
     // Logs of the second request, through the JSON logs exporter, joined by trace id.
+    const logExporter = new OTLPLogExporter({ url: `${baseUrl}/v1/otlp/logs`, headers });
     const loggerProvider = new LoggerProvider({
       resource: resourceFromAttributes({ 'service.name': 'api' }),
-      processors: [
-        new SimpleLogRecordProcessor({
-          exporter: new OTLPLogExporter({ url: `${baseUrl}/v1/otlp/logs`, headers }),
-        }),
-      ],
+      processors: [new SimpleLogRecordProcessor({ exporter: logExporter })],
     });
     const logger = loggerProvider.getLogger('test');
     const spanContext = { traceId: jsonTrace, spanId: '00f067aa0ba902b7', traceFlags: 1 };
@@ -127,7 +126,9 @@ describe.each(ENGINES)('OpenTelemetry traces on %s', (engine) => {
       attributes: { 'order.id': 42 },
       context: trace.setSpanContext(context.active(), spanContext),
     });
+    // The simple processor's flush does not wait for an export already started: the exporter's does.
     await loggerProvider.forceFlush();
+    await logExporter.forceFlush();
 
     const traces = await readTraces(project, sessionId);
     expect(traces.map((tree) => tree.traceId).sort()).toEqual([protobufTrace, jsonTrace].sort());
@@ -187,6 +188,51 @@ describe.each(ENGINES)('OpenTelemetry traces on %s', (engine) => {
     }
     expect((await send('{}', 'text/plain')).statusCode).toBe(415);
     expect((await send('{}', 'application/json', { 'content-encoding': 'br' })).statusCode).toBe(415);
+    expect(await countRows(project.project.id)).toEqual({ spans: 0, logs: 0 });
+  });
+
+  it('refuses bodies over the limits: declared, streamed without a length, and gunzipped', async () => {
+    const project = await test.createProject('Limits');
+    const headers = { ...project.headers, 'content-type': 'application/x-protobuf' };
+    const declared = await test.app.inject({
+      method: 'POST',
+      url: '/v1/otlp/traces',
+      headers,
+      payload: Buffer.alloc(4 * 1024 * 1024 + 1),
+    });
+    expect(declared.statusCode).toBe(413);
+
+    // Chunked, no Content-Length: counted while it streams, refused once past 4 MiB.
+    const streamed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const outgoing = httpRequest(`${baseUrl}/v1/otlp/traces`, { method: 'POST', headers }, (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      outgoing.on('error', reject);
+      const piece = Buffer.alloc(256 * 1024);
+      let sent = 0;
+      const write = () => {
+        while (sent < 8 * 1024 * 1024) {
+          sent += piece.length;
+          if (!outgoing.write(piece)) return void outgoing.once('drain', write);
+        }
+        outgoing.end();
+      };
+      write();
+    });
+    expect(streamed.status).toBe(413);
+    expect(JSON.parse(streamed.body)).toMatchObject({ code: 'invalid' });
+
+    const bomb = await test.app.inject({
+      method: 'POST',
+      url: '/v1/otlp/traces',
+      headers: { ...headers, 'content-encoding': 'gzip' },
+      payload: gzipSync(Buffer.alloc(17 * 1024 * 1024)),
+    });
+    expect(bomb.statusCode, bomb.body).toBe(413);
     expect(await countRows(project.project.id)).toEqual({ spans: 0, logs: 0 });
   });
 
