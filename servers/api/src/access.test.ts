@@ -92,8 +92,11 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/sessions/{id}/events': scope('sessions:read'),
   'GET /v1/sessions/{id}/issues': scope('sessions:read'),
   'GET /v1/sessions/{id}/calls': scope('sessions:read'),
+  'GET /v1/sessions/{id}/traces': scope('sessions:read'),
   'POST /v1/sessions/{id}/share': scope('sessions:write'),
   'GET /v1/visits/{id}': scope('sessions:read'),
+  'POST /v1/otlp/traces': scope('otlp:write'),
+  'POST /v1/otlp/logs': scope('otlp:write'),
   // Funnels are read and written as sessions are.
   'GET /v1/funnels': scope('sessions:read'),
   'POST /v1/funnels': scope('sessions:write'),

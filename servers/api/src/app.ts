@@ -39,6 +39,7 @@ import { projectKeysPlugin } from './modules/projects/project-keys.ts';
 import projectRoutes from './modules/projects/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
+import otlpRoutes, { sessionTraceRoutes } from './modules/traces/routes.ts';
 import type { Database } from './platform/database/schema.ts';
 import type { Project } from './platform/database/tables/projects.table.ts';
 import { authenticationPlugin } from './platform/http/authentication.ts';
@@ -111,6 +112,8 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });
   await fastify.register(readingRoutes); // /v1/sessions, /v1/visits, /share
+  await fastify.register(otlpRoutes, { prefix: '/v1/otlp' });
+  await fastify.register(sessionTraceRoutes, { prefix: '/v1/sessions' });
   await fastify.register(callRoutes, { prefix: '/v1/calls' });
   await fastify.register(issueRoutes); // /v1/issues, /v1/errors
   await fastify.register(insightRoutes, { prefix: '/v1' }); // /v1/vitals, /v1/heatmaps

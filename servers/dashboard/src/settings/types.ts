@@ -26,6 +26,7 @@ export interface ProjectSettings {
   ingest: { maxChunksPerSecond: number | null };
   calls: { inactivityTimeoutSec: number };
   insights: { routePatterns: string[] };
+  traces: { retentionDays: number };
 }
 
 /** `GET /v1/projects/{id}`. */
@@ -115,4 +116,5 @@ export const SCOPES = [
   'notifications:write',
   'settings:read',
   'settings:write',
+  'otlp:write',
 ] as const;

@@ -76,6 +76,11 @@ const insightSettingsSchema = z.strictObject({
   routePatterns: z.array(routePatternSchema).max(200),
 });
 
+const traceSettingsSchema = z.strictObject({
+  /** Days spans and log records sent over OTLP are kept (whole UTC days), then deleted. */
+  retentionDays: z.int().min(1).max(365),
+});
+
 /**
  * A project's settings: what the SDK receives from `GET /v1/config` (collector switch and
  * options, recording mode and triggers, privacy strictness, detector thresholds) and which
@@ -95,6 +100,8 @@ export const projectSettingsSchema = z.strictObject({
   calls: callSettingsSchema,
   /** Server-side insights: how page views are named (not sent to SDKs). */
   insights: insightSettingsSchema,
+  /** Server-side OpenTelemetry data: how long it is kept (not sent to SDKs). */
+  traces: traceSettingsSchema,
 });
 
 export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
@@ -115,6 +122,7 @@ export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = {
   ingest: { maxChunksPerSecond: null },
   calls: { inactivityTimeoutSec: 120 },
   insights: { routePatterns: [] },
+  traces: { retentionDays: 14 },
 };
 
 /**
@@ -130,6 +138,7 @@ export const projectSettingsPatchSchema = z.strictObject({
   ingest: ingestSettingsSchema.partial().optional(),
   calls: callSettingsSchema.partial().optional(),
   insights: insightSettingsSchema.partial().optional(),
+  traces: traceSettingsSchema.partial().optional(),
 });
 
 export type ProjectSettingsPatch = z.infer<typeof projectSettingsPatchSchema>;
@@ -145,6 +154,7 @@ export function applySettingsPatch(settings: ProjectSettings, patch: ProjectSett
     ingest: { ...settings.ingest, ...patch.ingest },
     calls: { ...settings.calls, ...patch.calls },
     insights: { ...settings.insights, ...patch.insights },
+    traces: { ...settings.traces, ...patch.traces },
   });
 }
 
@@ -213,5 +223,6 @@ function parseSettings(value: Record<string, unknown>): ProjectSettings {
     ingest: group('ingest', ingestSettingsSchema),
     calls: group('calls', callSettingsSchema),
     insights: group('insights', insightSettingsSchema),
+    traces: group('traces', traceSettingsSchema),
   };
 }

@@ -2,3 +2,4 @@
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
 export { readChunkBytes } from './chunk-reader.ts';
+export { readBody } from './request-body.ts';

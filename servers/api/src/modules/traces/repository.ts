@@ -1,0 +1,165 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database } from '../../platform/database/schema.ts';
+import type { NewLogRecord, NewSpan } from '../../platform/database/tables/traces.table.ts';
+import type { DecodedLogRecord, DecodedSpan } from './otlp.ts';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** Rows per insert statement (well under PostgreSQL's 65,535 parameters). */
+const ROWS_PER_INSERT = 500;
+
+const dayOf = (time: Date) => time.toISOString().slice(0, 10);
+
+/**
+ * Stores spans; a span already stored (same trace and span id: an exporter's retry) is kept as
+ * it was.
+ *
+ * @example
+ * ```ts
+ * await insertSpans(database, project.id, decoded.items);
+ * ```
+ */
+export async function insertSpans(executor: Executor, projectId: string, spans: readonly DecodedSpan[]) {
+  const rows: NewSpan[] = spans.map((span) => ({
+    project_id: projectId,
+    trace_id: span.traceId,
+    span_id: span.spanId,
+    parent_span_id: span.parentSpanId,
+    name: span.name,
+    kind: span.kind,
+    service: span.service,
+    start_time: span.startTime,
+    end_time: span.endTime,
+    duration_ms: span.durationMs,
+    status_code: span.statusCode,
+    status_message: span.statusMessage,
+    attributes: JSON.stringify(span.attributes),
+    resource_attributes: JSON.stringify(span.resourceAttributes),
+    session_id: span.sessionId,
+    day: dayOf(span.startTime),
+  }));
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+    await executor
+      .insertInto('spans')
+      .values(rows.slice(start, start + ROWS_PER_INSERT))
+      .onConflict((conflict) => conflict.columns(['project_id', 'trace_id', 'span_id']).doNothing())
+      .execute();
+  }
+}
+
+/**
+ * Stores log records.
+ *
+ * @example
+ * ```ts
+ * await insertLogRecords(database, project.id, decoded.items);
+ * ```
+ */
+export async function insertLogRecords(
+  executor: Executor,
+  projectId: string,
+  records: readonly DecodedLogRecord[],
+) {
+  const rows: NewLogRecord[] = records.map((record) => ({
+    project_id: projectId,
+    time: record.time,
+    trace_id: record.traceId,
+    span_id: record.spanId,
+    severity_number: record.severityNumber,
+    severity_text: record.severityText,
+    body: record.body,
+    attributes: JSON.stringify(record.attributes),
+    service: record.service,
+    session_id: record.sessionId,
+    day: dayOf(record.time),
+  }));
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+    await executor
+      .insertInto('log_records')
+      .values(rows.slice(start, start + ROWS_PER_INSERT))
+      .execute();
+  }
+}
+
+/** Whether the project has the session. */
+export async function sessionExists(executor: Executor, projectId: string, sessionId: string) {
+  const row = await executor
+    .selectFrom('sessions')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The most traces a session's reading returns (the earliest). */
+const MAX_SESSION_TRACES = 200;
+/** The most spans and log records read for them. */
+const MAX_ROWS = 10_000;
+
+/**
+ * The spans and log records of a session's traces: every trace with a span carrying the
+ * session's id (`session.id`), all of its spans (of every service), and the log records of those
+ * traces.
+ */
+export async function readSessionTraces(executor: Executor, projectId: string, sessionId: string) {
+  const traceIds = (
+    await executor
+      .selectFrom('spans')
+      .select('trace_id')
+      .where('project_id', '=', projectId)
+      .where('session_id', '=', sessionId)
+      .groupBy('trace_id')
+      .orderBy((expression) => expression.fn.min('start_time'))
+      .limit(MAX_SESSION_TRACES)
+      .execute()
+  ).map((row) => row.trace_id);
+  if (traceIds.length === 0) return { spans: [], logs: [] };
+  const spans = await executor
+    .selectFrom('spans')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('trace_id', 'in', traceIds)
+    .orderBy('start_time')
+    .orderBy('span_id')
+    .limit(MAX_ROWS)
+    .execute();
+  const logs = await executor
+    .selectFrom('log_records')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('trace_id', 'in', traceIds)
+    .orderBy('time')
+    .limit(MAX_ROWS)
+    .execute();
+  return { spans, logs };
+}
+
+/**
+ * Deletes the project's spans and log records of days before `today - retentionDays` (UTC),
+ * by the `(project_id, day)` indexes; returns how many rows went.
+ *
+ * @example
+ * ```ts
+ * await deleteExpiredTelemetry(database, project.id, 14, new Date());
+ * ```
+ */
+export async function deleteExpiredTelemetry(
+  executor: Executor,
+  projectId: string,
+  retentionDays: number,
+  now: Date,
+): Promise<{ spans: number; logRecords: number }> {
+  const cutoff = dayOf(new Date(now.getTime() - retentionDays * 86_400_000));
+  const spans = await executor
+    .deleteFrom('spans')
+    .where('project_id', '=', projectId)
+    .where('day', '<', sql<Date>`${cutoff}::date`)
+    .executeTakeFirst();
+  const logRecords = await executor
+    .deleteFrom('log_records')
+    .where('project_id', '=', projectId)
+    .where('day', '<', sql<Date>`${cutoff}::date`)
+    .executeTakeFirst();
+  return { spans: Number(spans.numDeletedRows), logRecords: Number(logRecords.numDeletedRows) };
+}
