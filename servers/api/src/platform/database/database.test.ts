@@ -82,6 +82,8 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'click_facts',
         'funnels',
         'insight_alerts',
+        'spans',
+        'log_records',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);
