@@ -40,6 +40,7 @@ import type { ProjectsTable } from './tables/projects.table.ts';
 import type { SessionSignalsTable } from './tables/session-signals.table.ts';
 import type { SessionsTable } from './tables/sessions.table.ts';
 import type { ShareLinksTable } from './tables/share-links.table.ts';
+import type { SourcemapFilesTable } from './tables/sourcemaps.table.ts';
 
 /** Every table the server reads and writes, for `Kysely<Database>`. */
 export interface Database {
@@ -82,4 +83,5 @@ export interface Database {
   click_facts: ClickFactsTable;
   funnels: FunnelsTable;
   insight_alerts: InsightAlertsTable;
+  sourcemap_files: SourcemapFilesTable;
 }

@@ -19,12 +19,14 @@ export const SCOPES = [
   'notifications:write',
   'settings:read',
   'settings:write',
+  'sourcemaps:read',
+  'sourcemaps:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
 
 /** The areas of project-scoped routes; a route of area A needs `A:read`, or `A:write` to change. */
-export type ScopeArea = 'sessions' | 'calls' | 'issues' | 'notifications' | 'settings';
+export type ScopeArea = 'sessions' | 'calls' | 'issues' | 'notifications' | 'settings' | 'sourcemaps';
 
 /** A person's role in an organization (servers/api/README.md, Roles). */
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
