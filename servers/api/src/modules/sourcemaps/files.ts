@@ -24,13 +24,7 @@ export function bundleDebugId(source: string): string | undefined {
 }
 
 /** Why a source map was refused. */
-export type MapRefusal =
-  | 'not_json'
-  | 'not_version_3'
-  | 'no_mappings'
-  | 'no_sources'
-  | 'bad_debug_id'
-  | 'unparsable';
+type MapRefusal = 'not_json' | 'not_version_3' | 'no_mappings' | 'no_sources' | 'bad_debug_id' | 'unparsable';
 
 export type MapCheck =
   | { ok: true; map: TraceMap; debugId?: string }
