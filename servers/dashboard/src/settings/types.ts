@@ -115,4 +115,6 @@ export const SCOPES = [
   'notifications:write',
   'settings:read',
   'settings:write',
+  'sourcemaps:read',
+  'sourcemaps:write',
 ] as const;
