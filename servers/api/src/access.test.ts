@@ -140,6 +140,12 @@ const ROUTES: Record<string, Requirement> = {
   'POST /v1/notifications/deliveries/{id}/replay': scope('notifications:write'),
   'GET /v1/inbox': scope('notifications:read'),
   'POST /v1/inbox/{id}/ack': scope('notifications:write'),
+
+  'GET /v1/sourcemaps': scope('sourcemaps:read'),
+  'POST /v1/sourcemaps': scope('sourcemaps:write'),
+  'GET /v1/symbolicate': scope('sourcemaps:read'),
+  // Symbolication changes nothing: a POST that reads.
+  'POST /v1/symbolicate': scope('sourcemaps:read'),
 };
 
 /** A caller of the walk. */
@@ -198,6 +204,7 @@ const WATCHED_TABLES = [
   'notification_rules',
   'notification_events',
   'deliveries',
+  'sourcemap_files',
 ];
 
 let smtp: TestSmtpServer;

@@ -39,6 +39,7 @@ import { projectKeysPlugin } from './modules/projects/project-keys.ts';
 import projectRoutes from './modules/projects/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
+import sourcemapRoutes from './modules/sourcemaps/routes.ts';
 import otlpRoutes, { sessionTraceRoutes } from './modules/traces/routes.ts';
 import type { Database } from './platform/database/schema.ts';
 import type { Project } from './platform/database/tables/projects.table.ts';
@@ -122,6 +123,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(funnelRoutes, { prefix: '/v1/funnels' });
   await fastify.register(notificationRoutes, { prefix: '/v1/notifications' });
   await fastify.register(inboxRoutes, { prefix: '/v1/inbox' });
+  await fastify.register(sourcemapRoutes); // /v1/sourcemaps, /v1/symbolicate
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
   await fastify.register(webApp.routes);

@@ -85,6 +85,10 @@ const probes: Record<string, { imports: string[]; flagged: string[] }> = {
     ],
     flagged: ['../issues/clusters.ts', '../processing/index.ts', '../../app.ts'],
   },
+  'servers/api/src/modules/sourcemaps/probe.ts': {
+    imports: ['./files.ts', '../issues/index.ts', '../issues/fingerprint.ts', '../processing/index.ts'],
+    flagged: ['../issues/fingerprint.ts', '../processing/index.ts'],
+  },
   'servers/api/src/modules/processing/probe.ts': {
     imports: [
       '../calls/index.ts',

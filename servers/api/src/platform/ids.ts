@@ -3,7 +3,7 @@ import { randomBytesFromPool } from './crypto/random-pool.ts';
 
 /**
  * The id prefixes of PROTOCOL.md (plus server-side records: `shr_` share links, `usr_` users,
- * `sgn_` signed-in sessions, `inv_` invitations, `aud_` audit entries, `fnl_` funnels).
+ * `sgn_` signed-in sessions, `inv_` invitations, `aud_` audit entries, `fnl_` funnels, `smf_` source map files).
  */
 export type IdPrefix =
   | 'org'
@@ -20,7 +20,8 @@ export type IdPrefix =
   | 'sgn'
   | 'inv'
   | 'aud'
-  | 'fnl';
+  | 'fnl'
+  | 'smf';
 
 // ulid's own PRNG calls `crypto.getRandomValues` once per character (16 calls, ~0.2 ms an id);
 // the same CSPRNG bytes come from the pool.

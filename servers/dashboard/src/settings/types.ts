@@ -117,4 +117,6 @@ export const SCOPES = [
   'settings:read',
   'settings:write',
   'otlp:write',
+  'sourcemaps:read',
+  'sourcemaps:write',
 ] as const;

@@ -15,9 +15,10 @@ const READ: readonly Scope[] = [
   'issues:read',
   'notifications:read',
   'settings:read',
+  'sourcemaps:read',
 ];
 const MEMBER: readonly Scope[] = [...READ, 'sessions:write', 'issues:write', 'notifications:write'];
-const ADMIN: readonly Scope[] = [...MEMBER, 'settings:write'];
+const ADMIN: readonly Scope[] = [...MEMBER, 'settings:write', 'sourcemaps:write'];
 
 const ROLE_SCOPES: Readonly<Record<Role, ReadonlySet<Scope>>> = {
   owner: new Set(ADMIN),

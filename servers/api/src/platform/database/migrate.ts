@@ -22,6 +22,7 @@ import * as insights from './migrations/2026-12-06-insights.ts';
 import * as funnelIndexes from './migrations/2026-12-07-funnel-indexes.ts';
 import * as insightAlerts from './migrations/2026-12-07-insight-alerts.ts';
 import * as insightIndexes from './migrations/2026-12-08-insight-indexes.ts';
+import * as sourcemaps from './migrations/2026-12-10-sourcemaps.ts';
 import * as traces from './migrations/2026-12-11-traces.ts';
 
 /**
@@ -51,6 +52,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-07-funnel-indexes': funnelIndexes,
   '2026-12-07-insight-alerts': insightAlerts,
   '2026-12-08-insight-indexes': insightIndexes,
+  '2026-12-10-sourcemaps': sourcemaps,
   '2026-12-11-traces': traces,
 };
 

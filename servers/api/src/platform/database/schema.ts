@@ -40,6 +40,7 @@ import type { ProjectsTable } from './tables/projects.table.ts';
 import type { SessionSignalsTable } from './tables/session-signals.table.ts';
 import type { SessionsTable } from './tables/sessions.table.ts';
 import type { ShareLinksTable } from './tables/share-links.table.ts';
+import type { SourcemapFilesTable } from './tables/sourcemaps.table.ts';
 import type { LogRecordsTable, SpansTable } from './tables/traces.table.ts';
 
 /** Every table the server reads and writes, for `Kysely<Database>`. */
@@ -85,4 +86,5 @@ export interface Database {
   insight_alerts: InsightAlertsTable;
   spans: SpansTable;
   log_records: LogRecordsTable;
+  sourcemap_files: SourcemapFilesTable;
 }

@@ -20,12 +20,21 @@ export const SCOPES = [
   'settings:read',
   'settings:write',
   'otlp:write',
+  'sourcemaps:read',
+  'sourcemaps:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
 
 /** The areas of project-scoped routes; a route of area A needs `A:read`, or `A:write` to change. */
-export type ScopeArea = 'sessions' | 'calls' | 'issues' | 'notifications' | 'settings' | 'otlp';
+export type ScopeArea =
+  | 'sessions'
+  | 'calls'
+  | 'issues'
+  | 'notifications'
+  | 'settings'
+  | 'sourcemaps'
+  | 'otlp';
 
 /** A person's role in an organization (servers/api/README.md, Roles). */
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
