@@ -82,6 +82,7 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'click_facts',
         'funnels',
         'insight_alerts',
+        'sourcemap_files',
         'spans',
         'log_records',
       ].sort(),
