@@ -236,9 +236,34 @@ describe('page facts, properties', () => {
           const interactions = toInteractions(viewEvents as never);
           const viewEnd = viewEvents === [...byView.values()].at(-1) ? lastT - 1 : Number.POSITIVE_INFINITY;
           expectedDead.push(...findDeadClicks(interactions, { until: viewEnd }).map((dead) => dead.t));
-          // A burst still open at the end of the session is not reported yet.
-          const rage = findRageClicks(interactions).filter(
-            (burst) => viewEnd === Number.POSITIVE_INFINITY || burst.endT + 1000 < lastT,
+          // A burst still open at the end of the session is not reported yet: the view's final
+          // run of clicks (grouped as findRageClicks groups them, 1 s and 30 px), unless 1 s passed.
+          const viewClicks = interactions.filter((interaction) => interaction.kind === 'click');
+          let runStart = 0;
+          viewClicks.forEach((click, index) => {
+            const previous = viewClicks[index - 1];
+            const first = viewClicks[runStart];
+            if (
+              previous === undefined ||
+              first === undefined ||
+              click.t - previous.t > 1000 ||
+              Math.hypot(click.x - first.x, click.y - first.y) > 30
+            )
+              runStart = index;
+          });
+          const found = findRageClicks(interactions);
+          const finalRun = found.at(-1);
+          const finalRunOpen =
+            finalRun !== undefined &&
+            finalRun.t === viewClicks[runStart]?.t &&
+            finalRun.endT === viewClicks.at(-1)?.t &&
+            finalRun.count === viewClicks.length - runStart;
+          const rage = found.filter(
+            (burst) =>
+              viewEnd === Number.POSITIVE_INFINITY ||
+              burst.endT + 1000 < lastT ||
+              burst !== finalRun ||
+              !finalRunOpen,
           );
           expectedRage.push(...rage.map((burst) => [burst.t, burst.count]));
         }

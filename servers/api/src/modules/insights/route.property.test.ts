@@ -82,7 +82,8 @@ describe('normalizeRoute, properties', () => {
           const all = [...others.map((parts) => `/${parts.join('/')}`), pattern];
           const first = all.find((candidate) => normalizeRoute(pathname, [candidate]) === candidate);
           expect(normalizeRoute(pathname, all)).toBe(first);
-          expect(normalizeRoute(route, all)).toBe(normalizeRoute(pathname, all));
+          // Normalizing the result again changes nothing (with the same patterns).
+          expect(normalizeRoute(first as string, all)).toBe(first);
         },
       ),
     );
