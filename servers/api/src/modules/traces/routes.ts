@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import { gunzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import { errorBodySchema } from '@svc/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -53,6 +54,8 @@ async function checkHeaders(request: FastifyRequest, reply: FastifyReply) {
   }
 }
 
+const gunzipAsync = promisify(gunzip);
+
 /** Reads the body with the limit counted as it streams in, then gunzips it (bounded) if gzipped. */
 async function parseBody(request: FastifyRequest, payload: NodeJS.ReadableStream): Promise<Buffer> {
   const result = await readBody(payload as Readable, OTLP_MAX_BODY_BYTES).catch((error: unknown) => {
@@ -61,7 +64,8 @@ async function parseBody(request: FastifyRequest, payload: NodeJS.ReadableStream
   if (!result.success) throw invalid(`The body is larger than ${OTLP_MAX_BODY_BYTES} bytes`, 413);
   if (encodingOf(request) !== 'gzip' || result.body.length === 0) return result.body;
   try {
-    return gunzipSync(result.body, { maxOutputLength: OTLP_MAX_INFLATED_BYTES });
+    // On zlib's thread pool: up to 16 MiB of output must not hold the event loop.
+    return await gunzipAsync(result.body, { maxOutputLength: OTLP_MAX_INFLATED_BYTES });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
       throw invalid(`The body inflates to more than ${OTLP_MAX_INFLATED_BYTES} bytes`, 413);
