@@ -57,6 +57,42 @@ describe('summarizeChunk', () => {
     expect(summary.level).toBeUndefined();
   });
 
+  it('links a traced request by its trace id, without a severity; an untraced request is no signal', () => {
+    const request = {
+      type: 'request',
+      initiator: 'fetch',
+      method: 'GET',
+      url: 'https://api.example.com/cart',
+      durationMs: 12,
+    } as const;
+    const summary = summarize({
+      ...base,
+      events: [
+        { t: 1763700001000, ...request, status: 200 },
+        { t: 1763700002000, ...request, failure: 'network', traceId: '4bf92f3577b34da6a3ce929d0e0e4736' },
+      ],
+    });
+    expect(summary.signals).toEqual([
+      {
+        eventIndex: 1,
+        t: 1763700002000,
+        kind: 'trace',
+        severity: undefined,
+        name: '4bf92f3577b34da6a3ce929d0e0e4736',
+        message: null,
+        details: {
+          initiator: 'fetch',
+          method: 'GET',
+          url: 'https://api.example.com/cart',
+          durationMs: 12,
+          failure: 'network',
+        },
+      },
+    ]);
+    expect(summary.level).toBeUndefined();
+    expect(summary.errorCount).toBe(0);
+  });
+
   it('starts an empty chunk at sentAt and raises no level', () => {
     const summary = summarize({ ...base, events: [] });
     expect(summary).toMatchObject({

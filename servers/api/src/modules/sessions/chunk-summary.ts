@@ -52,7 +52,10 @@ export interface ChunkSummary {
   user?: { source: 'identify' | 'meta'; user: User };
 }
 
-/** The signal an event raises, if any: errors, custom events, gaps, triggers. */
+/**
+ * The signal an event raises, if any: errors, custom events, gaps, triggers, and requests that
+ * carried a trace (`traceparent`), by which the session's OpenTelemetry traces are found.
+ */
 function signalOf(event: SessionEvent, eventIndex: number): ChunkSignal | undefined {
   switch (event.type) {
     case 'error':
@@ -97,6 +100,26 @@ function signalOf(event: SessionEvent, eventIndex: number): ChunkSignal | undefi
         message: null,
         details: {},
       };
+    case 'request':
+      // No severity: a traced request links the session to its trace; it is not a problem.
+      return event.traceId === undefined
+        ? undefined
+        : {
+            eventIndex,
+            t: event.t,
+            kind: 'trace',
+            severity: undefined,
+            name: event.traceId,
+            message: null,
+            details: {
+              initiator: event.initiator,
+              method: event.method,
+              url: event.url,
+              durationMs: event.durationMs,
+              ...(event.status === undefined ? {} : { status: event.status }),
+              ...(event.failure === undefined ? {} : { failure: event.failure }),
+            },
+          };
     default:
       return undefined;
   }

@@ -98,19 +98,29 @@ const MAX_SESSION_TRACES = 200;
 const MAX_ROWS = 10_000;
 
 /**
- * The spans and log records of a session's traces: every trace with a span carrying the
- * session's id (`session.id`), all of its spans (of every service), and the log records of those
- * traces.
+ * The spans and log records of a session's traces: the traces its requests carried (their trace
+ * ids, `trace` signals written at ingest) and every trace with a span carrying the session's id
+ * (`session.id`), all of their spans (of every service), and the log records of those traces.
  */
 export async function readSessionTraces(executor: Executor, projectId: string, sessionId: string) {
+  const linked = executor
+    .selectFrom('session_signals')
+    .select(['name as trace_id', 't as at'])
+    .where('project_id', '=', projectId)
+    .where('session_id', '=', sessionId)
+    .where('kind', '=', 'trace');
+  const attributed = executor
+    .selectFrom('spans')
+    .select(['trace_id', 'start_time as at'])
+    .where('project_id', '=', projectId)
+    .where('session_id', '=', sessionId);
   const traceIds = (
     await executor
-      .selectFrom('spans')
-      .select('trace_id')
-      .where('project_id', '=', projectId)
-      .where('session_id', '=', sessionId)
-      .groupBy('trace_id')
-      .orderBy((expression) => expression.fn.min('start_time'))
+      .selectFrom(linked.unionAll(attributed).as('link'))
+      .select('link.trace_id')
+      .groupBy('link.trace_id')
+      .orderBy((expression) => expression.fn.min('link.at'))
+      .orderBy('link.trace_id')
       .limit(MAX_SESSION_TRACES)
       .execute()
   ).map((row) => row.trace_id);

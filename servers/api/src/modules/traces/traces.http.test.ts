@@ -43,7 +43,7 @@ describe.each(ENGINES)('OpenTelemetry traces on %s', (engine) => {
    * A request of the browser's session served by two services: `web` (root, with the session's
    * id) calls `api`, which queries a database and fails; spans exported by `exporter`.
    */
-  async function traceRequest(exporter: SpanExporter, sessionId: string, route: string) {
+  async function traceRequest(exporter: SpanExporter, sessionId: string | null, route: string) {
     const providers = ['web', 'api'].map(
       (service) =>
         new TracerProvider({
@@ -57,7 +57,11 @@ describe.each(ENGINES)('OpenTelemetry traces on %s', (engine) => {
     ];
     const root = web.startSpan(`GET ${route}`, {
       kind: SpanKind.SERVER,
-      attributes: { 'session.id': sessionId, 'http.route': route, 'http.response.status_code': 500 },
+      attributes: {
+        ...(sessionId === null ? {} : { 'session.id': sessionId }),
+        'http.route': route,
+        'http.response.status_code': 500,
+      },
     });
     const inside = (span: Span) => trace.setSpan(context.active(), span);
     const call = api.startSpan('POST /v1/orders', { kind: SpanKind.SERVER }, inside(root));
@@ -164,6 +168,49 @@ describe.each(ENGINES)('OpenTelemetry traces on %s', (engine) => {
       },
     ]);
     expect(traces.find((tree) => tree.traceId === protobufTrace).logs).toEqual([]);
+  });
+
+  it("links the traces of the session's requests by their trace ids, without session.id on any span", async () => {
+    const project = await test.createProject('Linked');
+    const other = await test.createProject('Linked elsewhere');
+    const headers = { authorization: project.headers.authorization };
+    const exporter = () => new ProtobufTraceExporter({ url: `${baseUrl}/v1/otlp/traces`, headers });
+    const checkout = await traceRequest(exporter(), null, '/checkout');
+    const cart = await traceRequest(exporter(), null, '/cart');
+    await traceRequest(exporter(), null, '/unrelated');
+
+    // The browser recorded both requests with the trace ids it sent in `traceparent`.
+    const sessionId = newSessionId();
+    const fixture = JSON.parse(Buffer.from(await validChunkFixture('recording-seq-0')).toString('utf8'));
+    const t = fixture.events[0].t as number;
+    const request = (traceId: string, offset: number, status: number) => ({
+      t: t + offset,
+      type: 'request',
+      initiator: 'fetch',
+      method: 'POST',
+      url: 'https://api.example.com/orders',
+      status,
+      durationMs: 40,
+      traceId,
+    });
+    const events = [...fixture.events, request(cart, 20, 500), request(checkout, 10, 200)];
+    const chunk = rewriteChunk(await validChunkFixture('recording-seq-0'), { sessionId, seq: 0, events });
+    expectJson(await postChunk(test.app, project.projectKey, chunk), 200);
+    // Another project's session sent the same trace id: its spans are not ours to read.
+    const foreign = newSessionId();
+    const foreignChunk = rewriteChunk(await validChunkFixture('recording-seq-0'), {
+      sessionId: foreign,
+      seq: 0,
+      events: [...fixture.events, request(checkout, 10, 200)],
+    });
+    expectJson(await postChunk(test.app, other.projectKey, foreignChunk), 200);
+
+    const traces = await readTraces(project, sessionId);
+    // In the order the session's requests were made.
+    expect(traces.map((tree) => tree.traceId)).toEqual([checkout, cart]);
+    expect(traces.map((tree) => tree.roots[0].name)).toEqual(['GET /checkout', 'GET /cart']);
+    expect(traces[0].spanCount).toBe(3);
+    expect(await readTraces(other, foreign)).toEqual([]);
   });
 
   it('refuses garbage with 400 and stores nothing', async () => {

@@ -1,6 +1,7 @@
 import type { ColumnType, Insertable, JSONColumnType, Selectable } from 'kysely';
 
-export type SignalKind = 'error' | 'custom' | 'gap' | 'trigger';
+/** `trace`: a request that carried a trace; its `name` is the trace id (32 hex chars). */
+export type SignalKind = 'error' | 'custom' | 'gap' | 'trigger' | 'trace';
 export type SignalSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
 export interface SessionSignalsTable {
@@ -10,7 +11,7 @@ export interface SessionSignalsTable {
   event_index: number;
   t: Date;
   kind: SignalKind;
-  /** Null for a `custom` event sent without a severity. */
+  /** Null for a `custom` event sent without a severity, and for a `trace`. */
   severity: SignalSeverity | null;
   name: string;
   message: string | null;
