@@ -11,6 +11,7 @@ import {
   SERVER_LINGER_MS,
 } from './modules/sessions/chunk-index-writer.ts';
 import { createIngestCounters, type IngestCounters } from './modules/sessions/ingest-counters.ts';
+import { createTelemetryRetentionWorker } from './modules/traces/index.ts';
 import type { BlobStore } from './platform/blob-store/index.ts';
 import type { Configuration } from './platform/config.ts';
 import type { MasterKey } from './platform/crypto/index.ts';
@@ -134,6 +135,12 @@ export const servicesPlugin = fastifyPlugin(
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => factsWorker.start());
     if (services.configuration.regressionWorker)
       fastify.addHook('onReady', async () => regressionWorker.start());
+    const retentionWorker = createTelemetryRetentionWorker({
+      database: services.database.database,
+      log: fastify.log.child({ worker: 'retention' }),
+    });
+    if (services.configuration.retentionWorker)
+      fastify.addHook('onReady', async () => retentionWorker.start());
     if (services.configuration.deliveryWorker) {
       fastify.addHook('onReady', async () => {
         // The embedded store is one process: a lease still held is from a process that died.
@@ -157,6 +164,7 @@ export const servicesPlugin = fastifyPlugin(
       await processingWorker.stop();
       await factsWorker.stop();
       await regressionWorker.stop();
+      await retentionWorker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();
       mailer.close();

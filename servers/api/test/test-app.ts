@@ -63,6 +63,7 @@ export async function createTestApp(
     SVC_DELIVERY_WORKER: 'false',
     // And regression checks (`checkRegressions` of insights).
     SVC_REGRESSION_WORKER: 'false',
+    SVC_RETENTION_WORKER: 'false',
     SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     ...environment,
   });

@@ -29,6 +29,7 @@ describe('loadConfiguration', () => {
       callCoalesceMs: 500,
       deliveryWorker: true,
       regressionWorker: true,
+      retentionWorker: true,
       appUrl: 'http://127.0.0.1:8080',
       webhookAllowedHosts: expect.objectContaining({ text: '' }),
     });

@@ -61,6 +61,12 @@ export interface Configuration {
    * fires once.
    */
   regressionWorker: boolean;
+  /**
+   * `SVC_RETENTION_WORKER`: this process deletes data past its project's retention (spans and
+   * log records: `traces.retentionDays`) every hour, in bounded batches (default true). Any
+   * number of processes may.
+   */
+  retentionWorker: boolean;
   /** `SVC_APP_URL`: the dashboard's base URL in notification links (default: `publicUrl`). */
   appUrl: string;
   /**
@@ -190,6 +196,7 @@ const environmentSchema = z.object({
     ),
   SVC_DELIVERY_WORKER: optionalText.pipe(booleanText.optional()),
   SVC_REGRESSION_WORKER: optionalText.pipe(booleanText.optional()),
+  SVC_RETENTION_WORKER: optionalText.pipe(booleanText.optional()),
   SVC_APP_URL: optionalText.pipe(
     z
       .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL, e.g. https://app.example.com' })
@@ -341,6 +348,7 @@ export function loadConfiguration(environment: Record<string, string | undefined
     callCoalesceMs: settings.SVC_CALL_COALESCE_MS,
     deliveryWorker: settings.SVC_DELIVERY_WORKER ?? true,
     regressionWorker: settings.SVC_REGRESSION_WORKER ?? true,
+    retentionWorker: settings.SVC_RETENTION_WORKER ?? true,
     appUrl: (settings.SVC_APP_URL ?? publicUrl).replace(/\/+$/, ''),
     webhookAllowedHosts: allowedHosts.allowed,
   };
@@ -391,6 +399,7 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     callCoalesceMs: configuration.callCoalesceMs,
     deliveryWorker: configuration.deliveryWorker,
     regressionWorker: configuration.regressionWorker,
+    retentionWorker: configuration.retentionWorker,
     appUrl: configuration.appUrl,
     webhookAllowedHosts: configuration.webhookAllowedHosts.text,
     ...(configuration.smtpUrl === undefined ? {} : { smtpUrl: redactUrl(configuration.smtpUrl) }),

@@ -236,12 +236,12 @@ export interface EventPosition {
  * The session's signals of `kinds` in (seq, index) order, after `after` when given, at most
  * `limit` (+ `next` when there are more).
  */
-export async function findSignalsPage(
+export async function findSignalsPage<Kind extends SignalKind>(
   database: Executor,
   projectId: string,
   sessionId: string,
-  options: { kinds: readonly SignalKind[]; after?: EventPosition; limit: number },
-): Promise<{ signals: SessionSignal[]; next?: EventPosition }> {
+  options: { kinds: readonly Kind[]; after?: EventPosition; limit: number },
+): Promise<{ signals: (SessionSignal & { kind: Kind })[]; next?: EventPosition }> {
   const { after } = options;
   let query = database
     .selectFrom('session_signals')
@@ -259,7 +259,7 @@ export async function findSignalsPage(
       where(where.refTuple('seq', 'event_index'), '>', where.tuple(after.seq, after.index)),
     );
   }
-  const rows = await query.execute();
+  const rows = (await query.execute()) as (SessionSignal & { kind: Kind })[];
   const { page: signals, more } = keysetPage(rows, options.limit);
   return more === undefined ? { signals } : { signals, next: { seq: more.seq, index: more.event_index } };
 }

@@ -253,7 +253,10 @@ export function toFindingIssue(finding: CallFinding): SessionIssue {
   };
 }
 
-export function toSessionIssue(signal: SessionSignal): SessionIssue {
+/** A signal shown as an issue of the session (a `trace` links a request to its trace: it is none). */
+export function toSessionIssue(
+  signal: SessionSignal & { kind: Exclude<SessionSignal['kind'], 'trace'> },
+): SessionIssue {
   return {
     kind: signal.kind,
     severity: signal.severity ?? 'info',

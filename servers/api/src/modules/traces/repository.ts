@@ -145,9 +145,13 @@ export async function readSessionTraces(executor: Executor, projectId: string, s
   return { spans, logs };
 }
 
+/** Rows one statement of the retention sweep deletes at most (of each table). */
+export const RETENTION_BATCH_ROWS = 5_000;
+
 /**
- * Deletes the project's spans and log records of days before `today - retentionDays` (UTC),
- * by the `(project_id, day)` indexes; returns how many rows went.
+ * Deletes up to `batchRows` of the project's spans and as many log records of days before
+ * `today - retentionDays` (UTC), found by the `(project_id, day)` indexes; returns how many rows
+ * went. A short statement holds its locks briefly: the sweep calls it again while a table had more.
  *
  * @example
  * ```ts
@@ -159,17 +163,17 @@ export async function deleteExpiredTelemetry(
   projectId: string,
   retentionDays: number,
   now: Date,
+  batchRows = RETENTION_BATCH_ROWS,
 ): Promise<{ spans: number; logRecords: number }> {
-  const cutoff = dayOf(new Date(now.getTime() - retentionDays * 86_400_000));
-  const spans = await executor
-    .deleteFrom('spans')
-    .where('project_id', '=', projectId)
-    .where('day', '<', sql<Date>`${cutoff}::date`)
-    .executeTakeFirst();
-  const logRecords = await executor
-    .deleteFrom('log_records')
-    .where('project_id', '=', projectId)
-    .where('day', '<', sql<Date>`${cutoff}::date`)
-    .executeTakeFirst();
-  return { spans: Number(spans.numDeletedRows), logRecords: Number(logRecords.numDeletedRows) };
+  const cutoff = sql<Date>`${dayOf(new Date(now.getTime() - retentionDays * 86_400_000))}::date`;
+  // `ctid` (the row's place) picks the batch: `log_records` has no key, and both engines have it.
+  const deleteBatch = (table: 'spans' | 'log_records') =>
+    sql`
+    delete from ${sql.table(table)} where ctid in (
+      select ctid from ${sql.table(table)}
+      where project_id = ${projectId} and day < ${cutoff}
+      limit ${batchRows})`.execute(executor);
+  const spans = await deleteBatch('spans');
+  const logRecords = await deleteBatch('log_records');
+  return { spans: Number(spans.numAffectedRows ?? 0), logRecords: Number(logRecords.numAffectedRows ?? 0) };
 }

@@ -13,7 +13,7 @@ import { newSessionId, postChunk, rewriteChunk, validChunkFixture } from '../../
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { createApiTokenRecord } from '../projects/api-tokens.ts';
-import { sweepExpiredTelemetry } from './index.ts';
+import { createTelemetryRetentionWorker, sweepExpiredTelemetry } from './index.ts';
 import { encodeExportResponse } from './otlp.ts';
 
 // OTLP/HTTP intake with the real OpenTelemetry SDK and its exporters (protobuf and JSON) against
@@ -425,6 +425,52 @@ describe.each(ENGINES)('OpenTelemetry traces on %s', (engine) => {
       .where('project_id', '=', project.project.id)
       .execute();
     expect(kept?.span_id).toBe('eee19b7ec3c1b175');
+  });
+  it('sweeps a large backlog in bounded batches, from the worker a server process runs', async () => {
+    const project = await test.createProject('Retention backlog');
+    const old = (index: number) => ({
+      traceId: 'aa'.repeat(16),
+      spanId: (index + 1).toString(16).padStart(16, '0'),
+      name: 'old',
+      startTimeUnixNano: '1761998400000000000', // 2025-11-01
+      endTimeUnixNano: '1761998400000000000',
+    });
+    const spans = [
+      ...Array.from({ length: 25 }, (_, index) => old(index)),
+      {
+        ...old(99),
+        spanId: 'ffffffffffffff01',
+        startTimeUnixNano: '1795600800000000000',
+        endTimeUnixNano: '1795600800000000000',
+      },
+    ];
+    const logRecords = spans.map((span) => ({ timeUnixNano: span.startTimeUnixNano, traceId: span.traceId }));
+    for (const [signal, body] of [
+      ['traces', { resourceSpans: [{ scopeSpans: [{ spans }] }] }],
+      ['logs', { resourceLogs: [{ scopeLogs: [{ logRecords }] }] }],
+    ] as const) {
+      const response = await test.app.inject({
+        method: 'POST',
+        url: `/v1/otlp/${signal}`,
+        headers: { ...project.headers, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+      expectJson(response, 200);
+    }
+    const now = new Date('2026-11-25T12:00:00Z');
+
+    // One sweep deletes one batch of each table, and says more are due.
+    const first = await sweepExpiredTelemetry(test.database.database, now, 10);
+    expect(first).toMatchObject({ more: true });
+    expect(await countRows(project.project.id)).toEqual({ spans: 16, logs: 16 });
+
+    const worker = createTelemetryRetentionWorker(
+      { database: test.database.database, log: test.app.log, now: () => now },
+      { batchRows: 10 },
+    );
+    expect(await worker.runUntilIdle()).toBeGreaterThanOrEqual(30);
+    expect(await countRows(project.project.id)).toEqual({ spans: 1, logs: 1 });
+    await worker.stop();
   });
 });
 
