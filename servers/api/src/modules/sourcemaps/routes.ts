@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart';
 import type { TraceMap } from '@jridgewell/trace-mapping';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { NewSourcemapFile, SourcemapFile } from '../../platform/database/tables/sourcemaps.table.ts';
 import { decodeRecordCursor, encodeIdCursor } from '../../platform/http/cursor.ts';
@@ -10,7 +11,6 @@ import { ApiError, invalid } from '../../platform/http/errors.ts';
 import { keysetPage } from '../../platform/http/keyset-page.ts';
 import { integerParameter } from '../../platform/http/query.ts';
 import { createId } from '../../platform/ids.ts';
-import { createByteLruCache } from './byte-lru-cache.ts';
 import { bundleDebugId, candidateUrls, checkSourceMap, fileUrl } from './files.ts';
 import { findMapFor, findSourcemapFilesPage, insertSourcemapFiles } from './repository.ts';
 import { type InputFrame, stackFrames, symbolicateFrames } from './symbolicate.ts';
@@ -132,7 +132,18 @@ export default async function sourcemapRoutes(fastify: FastifyInstance, options:
     },
   });
   const { database, blobStore } = fastify;
-  const cache = createByteLruCache<TraceMap>({ maxBytes: limits.cacheBytes });
+  // Parsed maps by file id, bounded by their bytes; concurrent reads of a cold map load it once.
+  const maps = new LRUCache<string, { map: TraceMap; bytes: number }, { blobKey: string }>({
+    maxSize: limits.cacheBytes,
+    sizeCalculation: (entry) => entry.bytes,
+    fetchMethod: async (_id, _stale, { context }) => {
+      const bytes = await blobStore.get(context.blobKey);
+      if (bytes === null) return undefined;
+      const checked = checkSourceMap(Buffer.from(bytes).toString('utf8'));
+      // A parsed map holds its text, decoded segments and names: about three times its size.
+      return checked.ok ? { map: checked.map, bytes: Math.max(1, bytes.length * 3) } : undefined;
+    },
+  });
 
   async function readUpload(request: FastifyRequest) {
     if (!request.isMultipart()) throw invalid('Send the files as multipart/form-data', 415);
@@ -270,15 +281,7 @@ export default async function sourcemapRoutes(fastify: FastifyInstance, options:
     return symbolicateFrames(frames, async (file) => {
       const row = await findMapFor(database, projectId, candidateUrls(file), release);
       if (row === undefined) return undefined;
-      const cached = cache.get(row.id);
-      if (cached !== undefined) return cached;
-      const bytes = await blobStore.get(row.blob_key);
-      if (bytes === null) return undefined;
-      const checked = checkSourceMap(Buffer.from(bytes).toString('utf8'));
-      if (!checked.ok) return undefined;
-      // A parsed map holds its text, decoded segments and names: about three times its size.
-      cache.set(row.id, checked.map, bytes.length * 3);
-      return checked.map;
+      return (await maps.fetch(row.id, { context: { blobKey: row.blob_key } }))?.map;
     });
   }
 
