@@ -13,6 +13,7 @@ import {
   rewrapDataKeys,
   rotateProjectKey,
 } from './modules/projects/projects.ts';
+import { createSymbolicator } from './modules/sourcemaps/index.ts';
 import { type OpenedServices, openServices } from './open-services.ts';
 import { type Configuration, ConfigurationError, loadConfiguration } from './platform/config.ts';
 import {
@@ -336,6 +337,10 @@ export async function runCli(
           const worker = createProcessingWorker({
             database: services.database.database,
             blobStore: services.blobStore,
+            symbolicator: createSymbolicator({
+              database: services.database.database,
+              blobStore: services.blobStore,
+            }),
             masterKey: services.masterKey,
             log: createLineLogger((line) => io.stderr(`${line}\n`)),
             appUrl: configuration.appUrl,

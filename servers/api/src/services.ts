@@ -11,6 +11,7 @@ import {
   SERVER_LINGER_MS,
 } from './modules/sessions/chunk-index-writer.ts';
 import { createIngestCounters, type IngestCounters } from './modules/sessions/ingest-counters.ts';
+import { createSymbolicator, type Symbolicator } from './modules/sourcemaps/index.ts';
 import { createTelemetryRetentionWorker } from './modules/traces/index.ts';
 import type { BlobStore } from './platform/blob-store/index.ts';
 import type { Configuration } from './platform/config.ts';
@@ -53,6 +54,8 @@ declare module 'fastify' {
     deliveryWorker: DeliveryWorker;
     /** The server's e-mail: SMTP (`SVC_SMTP_URL`), else `.eml` files in the data directory. */
     mailer: Mailer;
+    /** Source maps of every project, with the process's cache of parsed maps. */
+    symbolicator: Symbolicator;
   }
 }
 
@@ -99,9 +102,15 @@ export const servicesPlugin = fastifyPlugin(
       log: fastify.log.child({ worker: 'deliveries' }),
     });
     fastify.decorate('deliveryWorker', deliveryWorker);
+    const symbolicator = createSymbolicator({
+      database: services.database.database,
+      blobStore: services.blobStore,
+    });
+    fastify.decorate('symbolicator', symbolicator);
     const processingWorker = createProcessingWorker(
       {
         database: services.database.database,
+        symbolicator,
         blobStore: services.blobStore,
         masterKey: services.masterKey,
         log: fastify.log.child({ worker: 'processing' }),

@@ -9,6 +9,7 @@ import type { ProcessingDependencies } from '../src/modules/processing/index.ts'
 import { createProcessingWorker, type ProcessingWorker } from '../src/modules/processing/index.ts';
 import { createApiTokenRecord } from '../src/modules/projects/api-tokens.ts';
 import { createProject } from '../src/modules/projects/projects.ts';
+import { createSymbolicator } from '../src/modules/sourcemaps/index.ts';
 import { createFileBlobStore } from '../src/platform/blob-store/index.ts';
 import { type Configuration, loadConfiguration } from '../src/platform/config.ts';
 import { loadMasterKey } from '../src/platform/crypto/index.ts';
@@ -95,6 +96,8 @@ export async function createTestApp(
     masterKey,
     log: app.log,
     appUrl: configuration.appUrl,
+    // Its own cache of parsed maps: the app's is decorated only once it is ready.
+    symbolicator: createSymbolicator({ database: database.database, blobStore }),
   };
   const processingWorker = createProcessingWorker(processingDependencies);
   const factsWorker = createFactsWorker(processingDependencies);

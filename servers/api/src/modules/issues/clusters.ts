@@ -14,7 +14,7 @@ import {
   type OccurrenceSession,
   routeOf,
 } from '../notifications/index.ts';
-import { errorIdentity } from './fingerprint.ts';
+import { errorIdentity, type StackFrame } from './fingerprint.ts';
 
 /** Titles of the detector kinds' clusters. */
 const DETECTOR_TITLES: Readonly<Record<Finding['kind'], string>> = {
@@ -42,6 +42,12 @@ export interface Occurrence {
   key: string;
   /** The cluster's fingerprint: the detector kind, or `error:<hash>`. */
   fingerprint: string;
+  /**
+   * An error's fingerprint from its minified frames, when `fingerprint` is from its symbolicated
+   * ones: a cluster made by it before the bundle's map was uploaded takes the occurrence, and
+   * `fingerprint` from then on (see {@link resolveFingerprints}).
+   */
+  minifiedFingerprint?: string;
   kind: string;
   title: string;
   severity: Severity;
@@ -61,20 +67,32 @@ export function findingOccurrences(findings: readonly Finding[]): Occurrence[] {
   }));
 }
 
-/** The occurrence of an error signal (a `session_signals` row of kind `error`). */
-export function errorOccurrence(signal: {
-  seq: number;
-  event_index: number;
-  t: Date;
-  name: string;
-  message: string | null;
-  details: Record<string, unknown>;
-}): Occurrence {
+/**
+ * The occurrence of an error signal (a `session_signals` row of kind `error`), fingerprinted by
+ * its `symbolicated` frames when given (its stack's frames through the source maps), else by its
+ * stack as printed.
+ */
+export function errorOccurrence(
+  signal: {
+    seq: number;
+    event_index: number;
+    t: Date;
+    name: string;
+    message: string | null;
+    details: Record<string, unknown>;
+  },
+  symbolicated?: readonly StackFrame[],
+): Occurrence {
   const stack = typeof signal.details.stack === 'string' ? signal.details.stack : null;
-  const identity = errorIdentity({ name: signal.name, message: signal.message ?? '', stack });
+  const error = { name: signal.name, message: signal.message ?? '', stack };
+  const minified = errorIdentity(error);
+  const identity = symbolicated === undefined ? minified : errorIdentity({ ...error, frames: symbolicated });
   return {
     key: `error:${signal.seq}:${signal.event_index}`,
     fingerprint: `error:${identity.fingerprint}`,
+    ...(identity.fingerprint === minified.fingerprint
+      ? {}
+      : { minifiedFingerprint: `error:${minified.fingerprint}` }),
     kind: 'error',
     title: identity.title,
     severity: ERROR_SEVERITY,
@@ -168,7 +186,11 @@ export async function recordOccurrences(
       .execute();
     result.removed = stale.length;
   }
-  const fresh = occurrences.filter((occurrence) => !known.has(occurrence.key));
+  const fresh = await resolveFingerprints(
+    transaction,
+    project.id,
+    occurrences.filter((occurrence) => !known.has(occurrence.key)),
+  );
   if (fresh.length === 0) return result;
 
   const byFingerprint = new Map<string, Occurrence[]>();
@@ -291,6 +313,74 @@ export async function recordOccurrences(
   result.events = notified.events;
   result.deliveries = notified.deliveries;
   return result;
+}
+
+/**
+ * The occurrences with the fingerprint of the cluster that takes them. An occurrence with a
+ * `minifiedFingerprint` (an error whose frames were symbolicated) goes to the cluster of its
+ * symbolicated fingerprint (the cluster's own, or one it took over); else to the cluster of its
+ * minified one, made before the map was uploaded, which keeps its id and takes over the
+ * symbolicated fingerprint (a `cluster_fingerprints` row) so the next build's occurrences, whose
+ * minified frames differ, find it too; else to a new cluster of its symbolicated fingerprint.
+ */
+async function resolveFingerprints(
+  transaction: Transaction<Database>,
+  projectId: string,
+  occurrences: readonly Occurrence[],
+): Promise<Occurrence[]> {
+  const symbolicated = occurrences.filter((occurrence) => occurrence.minifiedFingerprint !== undefined);
+  if (symbolicated.length === 0) return [...occurrences];
+  const wanted = [
+    ...new Set(
+      symbolicated.flatMap((occurrence) => [
+        occurrence.fingerprint,
+        occurrence.minifiedFingerprint as string,
+      ]),
+    ),
+  ];
+  const owners = new Map<string, { id: string; fingerprint: string }>();
+  const own = await transaction
+    .selectFrom('issue_clusters')
+    .select(['id', 'fingerprint'])
+    .where('project_id', '=', projectId)
+    .where('fingerprint', 'in', wanted)
+    .execute();
+  for (const cluster of own) owners.set(cluster.fingerprint, cluster);
+  const takenOver = await transaction
+    .selectFrom('cluster_fingerprints as alias')
+    .innerJoin('issue_clusters as cluster', (join) =>
+      join.onRef('cluster.project_id', '=', 'alias.project_id').onRef('cluster.id', '=', 'alias.cluster_id'),
+    )
+    .select(['alias.fingerprint as alias', 'cluster.id', 'cluster.fingerprint'])
+    .where('alias.project_id', '=', projectId)
+    .where('alias.fingerprint', 'in', wanted)
+    .execute();
+  for (const row of takenOver) {
+    if (!owners.has(row.alias)) owners.set(row.alias, { id: row.id, fingerprint: row.fingerprint });
+  }
+
+  const aliases = new Map<string, string>();
+  const resolved = occurrences.map((occurrence) => {
+    if (occurrence.minifiedFingerprint === undefined) return occurrence;
+    const owner = owners.get(occurrence.fingerprint) ?? owners.get(occurrence.minifiedFingerprint);
+    if (owner === undefined) return occurrence;
+    if (!owners.has(occurrence.fingerprint)) aliases.set(occurrence.fingerprint, owner.id);
+    return { ...occurrence, fingerprint: owner.fingerprint };
+  });
+  if (aliases.size > 0) {
+    await transaction
+      .insertInto('cluster_fingerprints')
+      .values(
+        [...aliases].map(([fingerprint, clusterId]) => ({
+          project_id: projectId,
+          fingerprint,
+          cluster_id: clusterId,
+        })),
+      )
+      .onConflict((conflict) => conflict.columns(['project_id', 'fingerprint']).doNothing())
+      .execute();
+  }
+  return resolved;
 }
 
 /** `count24h`, occurrences and distinct sessions of clusters, after this change. */

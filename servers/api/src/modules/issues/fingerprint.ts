@@ -109,6 +109,11 @@ export function errorIdentity(error: {
   name?: string | null;
   message: string;
   stack?: string | null;
+  /**
+   * The stack's frames already read, top first: the symbolicated ones (original file and
+   * function), used instead of `stack`. Frames are normalized as a stack's are.
+   */
+  frames?: readonly StackFrame[];
 }): ErrorIdentity {
   const name = normalizeName(error.name);
   const rawMessage = typeof error.message === 'string' ? error.message : '';
@@ -116,7 +121,7 @@ export function errorIdentity(error: {
   const stack = typeof error.stack === 'string' ? withoutHeader(error.stack, error.name, rawMessage) : '';
 
   const frames: string[] = [];
-  for (const frame of parseStackFrames(stack)) {
+  for (const frame of error.frames ?? parseStackFrames(stack)) {
     if (frames.length === ERROR_IDENTITY_LIMITS.maxFrames) break;
     const normalized = normalizeFrame(frame);
     if (normalized !== undefined && normalized !== frames.at(-1)) frames.push(normalized);

@@ -1,5 +1,13 @@
 // Issues: clusters of findings and errors across sessions, their fingerprints and routes.
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
-export { parseStackFrames } from './fingerprint.ts';
-export { ISSUES_INPUT, type IssuesInput, occurrencesChanged, recordSessionIssues } from './issues-step.ts';
+export { parseStackFrames, type StackFrame } from './fingerprint.ts';
+export {
+  ISSUES_INPUT,
+  type IssuesInput,
+  occurrencesChanged,
+  recordSessionIssues,
+  type SymbolicatedFrame,
+  type SymbolicateFrames,
+  symbolicateSessionErrors,
+} from './issues-step.ts';

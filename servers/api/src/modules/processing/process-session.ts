@@ -4,10 +4,11 @@ import type { BlobStore } from '../../platform/blob-store/index.ts';
 import type { MasterKey } from '../../platform/crypto/index.ts';
 import type { Database } from '../../platform/database/schema.ts';
 import { type CallsStepResult, planCalls, writeLiveCalls } from '../calls/index.ts';
-import { occurrencesChanged, recordSessionIssues } from '../issues/index.ts';
+import { occurrencesChanged, recordSessionIssues, symbolicateSessionErrors } from '../issues/index.ts';
 import { notifyCustomEvents } from '../notifications/index.ts';
 import { readSettingsText } from '../projects/index.ts';
 import { readChunkBytes } from '../sessions/index.ts';
+import type { Symbolicator } from '../sourcemaps/index.ts';
 import {
   finishProcessingJob,
   loadProcessingInput,
@@ -26,6 +27,8 @@ export interface ProcessingDependencies {
   appUrl: string;
   /** Called after a job wrote deliveries (the server wakes its delivery worker). */
   onDeliveriesQueued?: () => void;
+  /** Source maps, for errors' frames (their fingerprints and what the API shows). */
+  symbolicator?: Symbolicator;
 }
 
 /** What one run of a job did: its calls step's result, and what the other steps recorded. */
@@ -139,6 +142,19 @@ async function runSteps(
     return { ...calls.result, occurrences: 0, events: 0, deliveries: 0 };
   }
 
+  // Errors' frames through the source maps, before the transaction: maps are read from the
+  // database and the blob store.
+  const { symbolicator } = dependencies;
+  const symbolicated =
+    issues && input.issues.unrecordedErrors && session !== undefined && symbolicator !== undefined
+      ? await symbolicateSessionErrors(
+          database,
+          projectId,
+          { id: sessionId, release: session.release },
+          (id, release, frames) => symbolicator.symbolicate(id, release ?? undefined, frames),
+        )
+      : undefined;
+
   const recorded = await database.transaction().execute(async (transaction) => {
     // First the calls and their progress: a job that read another version stops here, before
     // any other write.
@@ -156,7 +172,10 @@ async function runSteps(
       };
       const at = { now: new Date(serverNow), appUrl: dependencies.appUrl };
       const clustered = issues
-        ? await recordSessionIssues(transaction, project, described, calls.findings, at)
+        ? await recordSessionIssues(transaction, project, described, calls.findings, {
+            ...at,
+            ...(symbolicated === undefined ? {} : { symbolicated }),
+          })
         : { added: 0, events: [], deliveries: 0 };
       const customized = custom
         ? await notifyCustomEvents(transaction, project, described, at)

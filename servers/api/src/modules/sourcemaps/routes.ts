@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
 import multipart from '@fastify/multipart';
-import type { TraceMap } from '@jridgewell/trace-mapping';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { NewSourcemapFile, SourcemapFile } from '../../platform/database/tables/sourcemaps.table.ts';
 import { decodeRecordCursor, encodeIdCursor } from '../../platform/http/cursor.ts';
@@ -11,9 +9,9 @@ import { ApiError, invalid } from '../../platform/http/errors.ts';
 import { keysetPage } from '../../platform/http/keyset-page.ts';
 import { integerParameter } from '../../platform/http/query.ts';
 import { createId } from '../../platform/ids.ts';
-import { bundleDebugId, candidateUrls, checkSourceMap, fileUrl } from './files.ts';
-import { findMapFor, findSourcemapFilesPage, insertSourcemapFiles } from './repository.ts';
-import { type InputFrame, stackFrames, symbolicateFrames } from './symbolicate.ts';
+import { bundleDebugId, checkSourceMap, fileUrl } from './files.ts';
+import { findSourcemapFilesPage, insertSourcemapFiles } from './repository.ts';
+import { stackFrames } from './symbolicate.ts';
 
 /** Limits of `POST /v1/sourcemaps`, enforced while the body streams in. */
 export interface SourcemapLimits {
@@ -23,15 +21,12 @@ export interface SourcemapLimits {
   maxFiles: number;
   /** Bytes of all the files of one upload (default 128 MiB). */
   maxUploadBytes: number;
-  /** Bytes of parsed maps kept in memory for symbolication (default 64 MiB). */
-  cacheBytes: number;
 }
 
 const DEFAULT_LIMITS: SourcemapLimits = {
   maxFileBytes: 16 * 1024 * 1024,
   maxFiles: 200,
   maxUploadBytes: 128 * 1024 * 1024,
-  cacheBytes: 64 * 1024 * 1024,
 };
 
 const MAX_LIST_LIMIT = 200;
@@ -131,19 +126,7 @@ export default async function sourcemapRoutes(fastify: FastifyInstance, options:
       parts: limits.maxFiles + 10,
     },
   });
-  const { database, blobStore } = fastify;
-  // Parsed maps by file id, bounded by their bytes; concurrent reads of a cold map load it once.
-  const maps = new LRUCache<string, { map: TraceMap; bytes: number }, { blobKey: string }>({
-    maxSize: limits.cacheBytes,
-    sizeCalculation: (entry) => entry.bytes,
-    fetchMethod: async (_id, _stale, { context }) => {
-      const bytes = await blobStore.get(context.blobKey);
-      if (bytes === null) return undefined;
-      const checked = checkSourceMap(Buffer.from(bytes).toString('utf8'));
-      // A parsed map holds its text, decoded segments and names: about three times its size.
-      return checked.ok ? { map: checked.map, bytes: Math.max(1, bytes.length * 3) } : undefined;
-    },
-  });
+  const { database, blobStore, symbolicator } = fastify;
 
   async function readUpload(request: FastifyRequest) {
     if (!request.isMultipart()) throw invalid('Send the files as multipart/form-data', 415);
@@ -277,14 +260,6 @@ export default async function sourcemapRoutes(fastify: FastifyInstance, options:
     },
   );
 
-  async function symbolicate(projectId: string, release: string | undefined, frames: InputFrame[]) {
-    return symbolicateFrames(frames, async (file) => {
-      const row = await findMapFor(database, projectId, candidateUrls(file), release);
-      if (row === undefined) return undefined;
-      return (await maps.fetch(row.id, { context: { blobKey: row.blob_key } }))?.map;
-    });
-  }
-
   const symbolicateResponse = { 200: z.object({ frames: z.array(outputFrameSchema) }) };
 
   routes.post(
@@ -301,7 +276,7 @@ export default async function sourcemapRoutes(fastify: FastifyInstance, options:
     async (request) => {
       const body = request.body;
       const frames = 'stack' in body ? stackFrames(body.stack).slice(0, MAX_FRAMES) : body.frames;
-      return { frames: await symbolicate(request.auth.project.id, body.release, frames) };
+      return { frames: await symbolicator.symbolicate(request.auth.project.id, body.release, frames) };
     },
   );
 
@@ -320,7 +295,7 @@ export default async function sourcemapRoutes(fastify: FastifyInstance, options:
       if (stack === undefined && frame.file === undefined)
         throw invalid('Send stack, or file with line and column');
       const frames = stack !== undefined ? stackFrames(stack).slice(0, MAX_FRAMES) : [frame];
-      return { frames: await symbolicate(request.auth.project.id, release, frames) };
+      return { frames: await symbolicator.symbolicate(request.auth.project.id, release, frames) };
     },
   );
 }

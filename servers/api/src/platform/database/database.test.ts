@@ -53,6 +53,7 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'call_tracks',
         'calls',
         'chunks',
+        'cluster_fingerprints',
         'cluster_occurrences',
         'deliveries',
         'delivery_attempts',

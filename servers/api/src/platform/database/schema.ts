@@ -20,7 +20,11 @@ import type {
   InsightProgressTable,
   PageViewsTable,
 } from './tables/insights.table.ts';
-import type { ClusterOccurrencesTable, IssueClustersTable } from './tables/issues.table.ts';
+import type {
+  ClusterFingerprintsTable,
+  ClusterOccurrencesTable,
+  IssueClustersTable,
+} from './tables/issues.table.ts';
 import type {
   DeliveriesTable,
   DeliveryAttemptsTable,
@@ -63,6 +67,7 @@ export interface Database {
   call_series_pieces: CallSeriesPiecesTable;
   issue_clusters: IssueClustersTable;
   cluster_occurrences: ClusterOccurrencesTable;
+  cluster_fingerprints: ClusterFingerprintsTable;
   notification_channels: NotificationChannelsTable;
   notification_rules: NotificationRulesTable;
   rule_throttles: RuleThrottlesTable;

@@ -40,4 +40,15 @@ export interface ClusterOccurrencesTable {
   environment: string | null;
 }
 
+/**
+ * More fingerprints of a cluster, besides its own: the symbolicated fingerprint of an error first
+ * clustered by its minified one (servers/api/docs/fingerprints.md, "Source maps").
+ */
+export interface ClusterFingerprintsTable {
+  project_id: string;
+  fingerprint: string;
+  cluster_id: string;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export type IssueCluster = Selectable<IssueClustersTable>;
