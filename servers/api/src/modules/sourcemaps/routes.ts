@@ -118,6 +118,9 @@ export default async function sourcemapRoutes(fastify: FastifyInstance, options:
   const routes = fastify.withTypeProvider<ZodTypeProvider>();
   routes.addHook('onRequest', fastify.authorize('sourcemaps'));
   await fastify.register(multipart, {
+    // A part's file name may hold folders (`assets/index-4f2a.js`): busboy keeps only the base
+    // name unless told otherwise, and `fileUrl` refuses the unsafe ones (`..`, absolute).
+    preservePath: true,
     limits: {
       fileSize: limits.maxFileBytes,
       files: limits.maxFiles,

@@ -156,6 +156,34 @@ describe.each(ENGINES)('source maps and symbolication, on %s', (engine) => {
     ).toEqual(['~/static/js/legacy.js', '~/static/js/legacy.js.map']);
   });
 
+  it('keeps the folders of a file name in its URL, and refuses a name that leaves the prefix', async () => {
+    const project = await test.createProject('Folders');
+    const uploaded = await upload(
+      project,
+      [
+        { name: 'static/js/main.js', content: withId.code },
+        { name: 'static/js/main.js.map', content: withId.map },
+      ],
+      { urlPrefix: '~/' },
+    );
+    expect(uploaded.status).toBe(201);
+    expect(uploaded.body.items.map((item: { url: string }) => item.url)).toEqual([
+      '~/static/js/main.js',
+      '~/static/js/main.js.map',
+    ]);
+    const frames = await symbolicate(project, { stack: stackOf(withId, `${ORIGIN}/static/js/main.js`) });
+    expect(frames[0]).toMatchObject({ mapped: true, line: THROW_LINE });
+
+    for (const name of ['../main.js', '/etc/main.js', 'static//main.js']) {
+      const refused = await upload(project, [{ name, content: withId.code }]);
+      expect(refused.status, name).toBe(400);
+      expect(refused.body).toEqual({
+        error: expect.stringContaining('not a plain relative file name'),
+        code: 'invalid',
+      });
+    }
+  });
+
   it('never uses the map of another build', async () => {
     const project = await test.createProject('Other build');
     // The bundle of one build, the map of another, at the same release and URL.
