@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
+import { lazy, memo, Suspense, useEffect, useMemo, useRef, useState } from 'react';
 import type { Playback } from '../replay/Player.tsx';
 import { formatClock } from '../ui/format.ts';
 import {
@@ -76,69 +76,13 @@ export function NetworkPanel({ sessionId, requests, playback }: NetworkPanelProp
             </p>
           ) : (
             <div ref={scroller} className="network-scroller">
-              <table className="network-table">
-                <caption className="visually-hidden">
-                  Requests of the session by start time; the current one is marked
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Start</th>
-                    <th scope="col">Request</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Duration</th>
-                    <th scope="col">Sent</th>
-                    <th scope="col">Received</th>
-                    <th scope="col">Trace</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {shown.map((row) => (
-                    <tr
-                      key={row.key}
-                      data-key={row.key}
-                      data-offset={Math.round(row.offset)}
-                      className={row.failed ? 'network-row network-failed' : 'network-row'}
-                      aria-current={row.key === currentKey ? 'true' : undefined}
-                    >
-                      <td className="network-time">{formatClock(row.offset)}</td>
-                      <td className="network-request">
-                        <button
-                          type="button"
-                          className="network-seek"
-                          onClick={() => playback.seek(row.offset)}
-                        >
-                          <span className="visually-hidden">Play from {formatClock(row.offset)}: </span>
-                          <span className="network-method">{row.method}</span> {row.url}
-                        </button>
-                      </td>
-                      <td>{row.initiator === 'xhr' ? 'XHR' : 'Fetch'}</td>
-                      <td className="network-status">{outcomeOf(row)}</td>
-                      <td>{row.durationMs} ms</td>
-                      <td>{formatBytes(row.requestBytes)}</td>
-                      <td>{formatBytes(row.responseBytes)}</td>
-                      <td>
-                        {row.traceId === undefined ? (
-                          <span className="hint">–</span>
-                        ) : (
-                          <button
-                            type="button"
-                            aria-expanded={opened?.key === row.key}
-                            aria-controls="trace-waterfall"
-                            onClick={() => setOpened(opened?.key === row.key ? undefined : row)}
-                          >
-                            {opened?.key === row.key ? 'Hide trace' : 'Trace'}
-                            <span className="visually-hidden">
-                              {' '}
-                              of {row.method} {row.url}
-                            </span>
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <NetworkTable
+                rows={shown}
+                currentKey={currentKey}
+                openedKey={opened?.key}
+                seek={playback.seek}
+                onOpen={setOpened}
+              />
             </div>
           )}
         </>
@@ -153,3 +97,85 @@ export function NetworkPanel({ sessionId, requests, playback }: NetworkPanelProp
     </section>
   );
 }
+
+interface NetworkTableProps {
+  rows: NetworkRequest[];
+  currentKey: string | undefined;
+  openedKey: string | undefined;
+  seek(offset: number): void;
+  onOpen(row: NetworkRequest | undefined): void;
+}
+
+/**
+ * The table of requests; memoized, so playback (which moves the offset ten times a second)
+ * renders it again only when the current row changes.
+ */
+const NetworkTable = memo(function NetworkTable({
+  rows,
+  currentKey,
+  openedKey,
+  seek,
+  onOpen,
+}: NetworkTableProps) {
+  return (
+    <table className="network-table">
+      <caption className="visually-hidden">
+        Requests of the session by start time; the current one is marked
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Start</th>
+          <th scope="col">Request</th>
+          <th scope="col">Type</th>
+          <th scope="col">Status</th>
+          <th scope="col">Duration</th>
+          <th scope="col">Sent</th>
+          <th scope="col">Received</th>
+          <th scope="col">Trace</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr
+            key={row.key}
+            data-key={row.key}
+            data-offset={Math.round(row.offset)}
+            className={row.failed ? 'network-row network-failed' : 'network-row'}
+            aria-current={row.key === currentKey ? 'true' : undefined}
+          >
+            <td className="network-time">{formatClock(row.offset)}</td>
+            <td className="network-request">
+              <button type="button" className="network-seek" onClick={() => seek(row.offset)}>
+                <span className="visually-hidden">Play from {formatClock(row.offset)}: </span>
+                <span className="network-method">{row.method}</span> {row.url}
+              </button>
+            </td>
+            <td>{row.initiator === 'xhr' ? 'XHR' : 'Fetch'}</td>
+            <td className="network-status">{outcomeOf(row)}</td>
+            <td>{row.durationMs} ms</td>
+            <td>{formatBytes(row.requestBytes)}</td>
+            <td>{formatBytes(row.responseBytes)}</td>
+            <td>
+              {row.traceId === undefined ? (
+                <span className="hint">–</span>
+              ) : (
+                <button
+                  type="button"
+                  aria-expanded={openedKey === row.key}
+                  aria-controls="trace-waterfall"
+                  onClick={() => onOpen(openedKey === row.key ? undefined : row)}
+                >
+                  {openedKey === row.key ? 'Hide trace' : 'Trace'}
+                  <span className="visually-hidden">
+                    {' '}
+                    of {row.method} {row.url}
+                  </span>
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+});
