@@ -1,6 +1,6 @@
 import '@rrweb/replay/dist/style.css';
 import './replay.css';
-import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
+import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { formatClock, formatDuration } from '../ui/format.ts';
 import { type PlayerState, ReplayController, SPEEDS } from './controller.ts';
 import { currentMarker, gapsOf, MARKER_NAMES, type Marker, markerOf, mergeMarkers } from './timeline.ts';
@@ -19,6 +19,19 @@ export interface PlayerProps {
   onSettled?(): void;
   /** More controls for the toolbar (the session page's Share button), given the current offset. */
   actions?: (offset: number) => ReactNode;
+  /**
+   * Parts shown under the player that follow playback and seek it (the session page's network
+   * panel), given the current offset and a way to move there.
+   */
+  panels?: (playback: Playback) => ReactNode;
+}
+
+/** What a panel under the player gets: where playback is and how to move it. */
+export interface Playback {
+  /** Milliseconds from the session's start. */
+  offset: number;
+  /** Moves playback to `offset` (ms from the session's start), playing on if it played. */
+  seek(offset: number): void;
 }
 
 const NO_MARKERS: Marker[] = [];
@@ -39,6 +52,7 @@ export function Player({
   initialOffset = 0,
   skipInactive = true,
   actions,
+  panels,
   onSettled,
 }: PlayerProps) {
   const screen = useRef<HTMLDivElement>(null);
@@ -100,6 +114,7 @@ export function Player({
 
   const offset = state?.offset ?? initialOffset;
   const current = currentMarker(allMarkers, offset);
+  const seek = useCallback((to: number) => void controller?.seek(to), [controller]);
 
   // The event list follows playback: its current row stays in view (without scrolling the page).
   const currentKey = current?.key;
@@ -246,6 +261,7 @@ export function Player({
           ))}
         </ol>
       </section>
+      {panels === undefined ? null : <div className="player-panels">{panels({ offset, seek })}</div>}
     </div>
   );
 }

@@ -11,6 +11,8 @@ import { AppLink } from '../ui/links.tsx';
 import { QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
 import { findSessionProject } from './find-session.ts';
+import { NetworkPanel } from './NetworkPanel.tsx';
+import { requestsOf } from './network.ts';
 import { ShareSession } from './ShareSession.tsx';
 import './session.css';
 
@@ -74,9 +76,13 @@ export function SessionPage() {
         ),
         api<Page<SessionIssue>>('GET', `/v1/sessions/${encodeURIComponent(id)}/issues?limit=1000`),
       ]);
-      return mergeMarkers(markersOfEvents(events, start), markersOfFindings(issues.items, start));
+      return {
+        markers: mergeMarkers(markersOfEvents(events, start), markersOfFindings(issues.items, start)),
+        requests: requestsOf(events, start),
+      };
     },
   });
+  const requests = markers.data?.requests;
   const loadChunk = useCallback(
     (seq: number) => api<StoredChunk>('GET', `/v1/sessions/${encodeURIComponent(id)}/chunks/${seq}`),
     [id],
@@ -114,10 +120,13 @@ export function SessionPage() {
                 <Player
                   detail={session}
                   loadChunk={loadChunk}
-                  markers={markers.data}
+                  markers={markers.data?.markers}
                   initialOffset={offset}
                   skipInactive={skipInactive}
                   onSettled={onSettled}
+                  panels={(playback) => (
+                    <NetworkPanel sessionId={session.id} requests={requests} playback={playback} />
+                  )}
                   actions={
                     maySharePublicly
                       ? (offset) => <ShareSession sessionId={session.id} offset={offset} />
