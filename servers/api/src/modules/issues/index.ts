@@ -1,13 +1,11 @@
 // Issues: clusters of findings and errors across sessions, their fingerprints and routes.
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
-export { parseStackFrames, type StackFrame } from './fingerprint.ts';
+export { parseStackFrames } from './fingerprint.ts';
 export {
   ISSUES_INPUT,
   type IssuesInput,
   occurrencesChanged,
   recordSessionIssues,
-  type SymbolicatedFrame,
-  type SymbolicateFrames,
   symbolicateSessionErrors,
 } from './issues-step.ts';

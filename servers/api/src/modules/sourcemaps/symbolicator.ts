@@ -8,7 +8,7 @@ import { findMapFor } from './repository.ts';
 import { type InputFrame, type OutputFrame, symbolicateFrames } from './symbolicate.ts';
 
 /** Bytes of parsed maps a process keeps in memory (counted as three times a map's size). */
-export const SYMBOLICATION_CACHE_BYTES = 64 * 1024 * 1024;
+const SYMBOLICATION_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** Symbolication of one server process: the maps of every project, with one cache. */
 export interface Symbolicator {
