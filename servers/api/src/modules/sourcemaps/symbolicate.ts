@@ -94,8 +94,7 @@ export async function symbolicateFrames(
   return frames.map((frame, index): OutputFrame => {
     const position = positions[index];
     if (position === undefined) return { ...frame, mapped: false };
-    const content = sourceContentFor(position.map, position.source);
-    const lines = content === null ? undefined : content.split(/\r?\n/);
+    const lines = sourceLines(position.map, position.source);
     const caller = positions[index + 1];
     const name =
       (caller !== undefined && caller.map === position.map ? caller.name : null) ??
@@ -119,6 +118,22 @@ export async function symbolicateFrames(
           }),
     };
   });
+}
+
+/** The lines of a map's sources, split once per map and source (a source may be megabytes). */
+const LINES = new WeakMap<TraceMap, Map<string, string[] | undefined>>();
+
+function sourceLines(map: TraceMap, source: string): string[] | undefined {
+  let sources = LINES.get(map);
+  if (sources === undefined) {
+    sources = new Map();
+    LINES.set(map, sources);
+  }
+  if (!sources.has(source)) {
+    const content = sourceContentFor(map, source);
+    sources.set(source, content === null ? undefined : content.split(/\r?\n/));
+  }
+  return sources.get(source);
 }
 
 const FUNCTION_PATTERNS = [
