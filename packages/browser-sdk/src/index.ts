@@ -69,10 +69,16 @@ export interface InitOptions {
   captureErrors?: boolean;
   /**
    * Record the page's `fetch` and `XMLHttpRequest` requests as `request` events: method, URL
-   * without query string or fragment, status, duration, sizes, failure; never bodies or headers.
+   * without fragment or query string (but `networkQueryParams`), status, duration, sizes, failure; never bodies or headers.
    * Default true.
    */
   captureNetwork?: boolean;
+  /**
+   * Query parameters kept in the recorded URLs of requests, by name (`['page', 'sort']`); every
+   * other one is left out, and the server keeps only those its project allows too
+   * (`privacy.requestQueryParams`). Default none.
+   */
+  networkQueryParams?: string[];
   /**
    * Requests whose URL contains one of these strings or matches one of these expressions get a
    * W3C `traceparent` header, and their `request` event its trace id (joined to the backend's

@@ -1,7 +1,8 @@
 import type { RequestEvent } from '@svc/protocol';
 
 // The page's requests (`fetch` and `XMLHttpRequest`) as `request` events (PROTOCOL.md §1): method,
-// URL without query string or fragment, status, duration, sizes the browser tells, failure.
+// URL without fragment and without query string (but the parameters `networkQueryParams` names),
+// status, duration, sizes the browser tells, failure.
 // Never bodies or headers. For URLs of `tracePropagationTargets` a W3C `traceparent` header is
 // added and its trace id recorded, so the server joins the session to the backend's traces.
 // Fields left `undefined` are absent on the wire (chunks are JSON).
@@ -12,6 +13,8 @@ export interface NetworkOptions {
   endpoint: string;
   /** A URL gets a `traceparent` when it contains one of the strings or matches one of the expressions. */
   tracePropagationTargets?: ReadonlyArray<string | RegExp> | undefined;
+  /** Query parameters kept in recorded URLs (by name); every other one is left out. */
+  networkQueryParams?: readonly string[] | undefined;
 }
 
 type Failure = RequestEvent['failure'];
@@ -48,6 +51,7 @@ export function watchNetwork(
 ): () => void {
   const ignorePrefix = `${options.endpoint.replace(/\/$/, '')}/v1/`;
   const targets = options.tracePropagationTargets ?? [];
+  const allowed = options.networkQueryParams ?? [];
   /** The absolute URL (page-relative ones resolved), or undefined when it is none. */
   const absolute = (url: string) => {
     try {
@@ -63,9 +67,13 @@ export function watchNetwork(
   const start = (initiator: RequestEvent['initiator'], method: string, url: string, body: unknown) => {
     const parsed = absolute(url);
     if (parsed === undefined || parsed.href.startsWith(ignorePrefix)) return undefined;
-    const clean = (parsed.origin + parsed.pathname).slice(0, 2048);
+    const path = parsed.origin + parsed.pathname;
+    const query = new URLSearchParams(
+      [...parsed.searchParams].filter(([name]) => allowed.includes(name)),
+    ).toString();
+    const clean = (query === '' ? path : `${path}?${query}`).slice(0, 2048);
     const traceId = targets.some((target) =>
-      typeof target === 'string' ? clean.includes(target) : target.test(clean),
+      typeof target === 'string' ? path.includes(target) : target.test(path),
     )
       ? hex()
       : undefined;

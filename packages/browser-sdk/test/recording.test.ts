@@ -208,6 +208,29 @@ describe('network requests', () => {
     expect(requests.some((event) => event.url.startsWith(harness.api.url))).toBe(false);
   });
 
+  it('keeps the query parameters `networkQueryParams` names, and the server those its project allows', async () => {
+    const project = await harness.read('/v1/projects/current');
+    const allow = (requestQueryParams: string[]) =>
+      harness.request('PATCH', `/v1/projects/${project.id}`, {
+        settings: { privacy: { requestQueryParams } },
+      });
+    // The server would keep `token`: only the SDK leaves it out. The SDK sends `sort`: only the server removes it.
+    expect((await allow(['page', 'token'])).status).toBe(200);
+    try {
+      await page.goto(withOptions(harness.pageUrl, { networkQueryParams: ['page', 'sort'] }));
+      await page.waitForFunction(() => !String(window.fetch).includes('[native code]'));
+      await page.evaluate(() => fetch('/api/other?page=2&token=secret&sort=asc#top'));
+      await flush(page);
+      const { events } = await harness.stored(await sessionIdOf(page));
+      const origin = new URL(harness.pageUrl).origin;
+      expect(events.filter((event) => event.type === 'request').map((event) => event.url)).toEqual([
+        `${origin}/api/other?page=2`,
+      ]);
+    } finally {
+      expect((await allow([])).status).toBe(200);
+    }
+  });
+
   it('records none with `captureNetwork: false`, and leaves fetch as it was', async () => {
     await page.goto(withOptions(harness.pageUrl, { captureNetwork: false }));
     await page.waitForTimeout(300);

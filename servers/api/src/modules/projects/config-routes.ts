@@ -55,7 +55,7 @@ export default async function configRoutes(fastify: FastifyInstance) {
         projectId: project.id,
         webrtc: settings.webrtc,
         recording: settings.recording,
-        privacy: settings.privacy,
+        privacy: { mode: settings.privacy.mode },
         detectorThresholds: { ...DEFAULT_THRESHOLDS, ...settings.detectorThresholds },
       };
     },

@@ -40,6 +40,17 @@ const recordingSettingsSchema = z.strictObject({
 const privacySettingsSchema = z.strictObject({
   /** `strict` masks all text and inputs and never captures SDP. */
   mode: z.enum(['standard', 'strict']),
+  /**
+   * Query parameters (by name) a `request` event's URL may keep: ingest removes every other one,
+   * and the fragment (server-side: the browser SDK's `networkQueryParams` says what it sends).
+   */
+  requestQueryParams: z
+    .array(
+      z
+        .string()
+        .regex(/^[\w.~[\]-]{1,64}$/, 'a query parameter name: letters, digits, _ . ~ - [ ], at most 64'),
+    )
+    .max(50),
 });
 
 const ingestSettingsSchema = z.strictObject({
@@ -116,7 +127,7 @@ export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = {
     maxPeerConnections: 8,
   },
   recording: { mode: 'always', triggers: [], monitorModeAfterMinutes: null, monitorTriggers: [] },
-  privacy: { mode: 'standard' },
+  privacy: { mode: 'standard', requestQueryParams: [] },
   detectorThresholds: {},
   allowedOrigins: [],
   ingest: { maxChunksPerSecond: null },

@@ -310,6 +310,17 @@ function stillValid(item: Record<string, unknown>): boolean {
   return (unknownName ? unknownCallEventSchema : sessionEventSchema).safeParse(item).success;
 }
 
+/** `url` without its fragment, and without its query string but the parameters of `kept`. */
+function requestUrl(url: string, kept: readonly string[]): string {
+  const path = url.replace(/[?#].*$/s, '');
+  if (kept.length === 0 || path.length === url.length) return path;
+  const query = /\?([^#]*)/s.exec(url)?.[1] ?? '';
+  const params = new URLSearchParams(query);
+  const allowed = new URLSearchParams([...params].filter(([name]) => kept.includes(name))).toString();
+  // In the form the browser SDK sends (URLSearchParams): its URLs come back unchanged.
+  return allowed === '' ? path : `${path}?${allowed}`;
+}
+
 /**
  * Re-checks the `call.event` and `call.sample` items of a chunk's events (as sent: unknown
  * fields and unknown call events included) against the privacy table and removes what must
@@ -344,8 +355,9 @@ function stillValid(item: Record<string, unknown>): boolean {
  */
 export function recheckCallPrivacy(
   events: readonly unknown[],
-  options: { strict: boolean },
+  options: { strict: boolean; requestQueryParams?: readonly string[] },
 ): CallPrivacyResult {
+  const keptParams = options.requestQueryParams ?? [];
   const redactor = new ItemRedactor(options.strict);
   let copy: unknown[] | undefined;
   let removedEvents = 0;
@@ -353,8 +365,8 @@ export function recheckCallPrivacy(
     const event = events[index];
     redactor.path[1] = index;
     if (isRecord(event) && event.type === 'request' && typeof event.url === 'string') {
-      // A request's URL is kept to its origin and path, as the browser SDK sends it.
-      const url = event.url.replace(/[?#].*$/s, '');
+      // A request's URL is kept to its origin and path, and the query parameters the project allows.
+      const url = requestUrl(event.url, keptParams);
       if (url === event.url) continue;
       redactor.path.push('url');
       redactor.record('request_query');

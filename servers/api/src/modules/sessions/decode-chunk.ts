@@ -92,6 +92,8 @@ export interface DecodedChunk {
 /** How to decode: the project's privacy mode (`strict`: no SDP at all). */
 export interface DecodeOptions {
   strictPrivacy: boolean;
+  /** The query parameters a `request` event's URL may keep (the project's `privacy.requestQueryParams`). */
+  requestQueryParams?: readonly string[];
 }
 
 /** The result of {@link decodeChunk}: a chunk, or the HTTP status and message to refuse it with. */
@@ -167,7 +169,10 @@ export async function decodeChunk(
   if (!parsed.success) return { success: false, status: 400, message: parsed.error.message };
   const contentSha256 = createHash('sha256').update(json).digest();
   const { input, dropped } = parsed;
-  const privacy = recheckCallPrivacy(input.events, { strict: options.strictPrivacy });
+  const privacy = recheckCallPrivacy(input.events, {
+    strict: options.strictPrivacy,
+    ...(options.requestQueryParams === undefined ? {} : { requestQueryParams: options.requestQueryParams }),
+  });
   const common = {
     contentSha256,
     dropped,

@@ -218,8 +218,11 @@ export default async function ingestRoutes(fastify: FastifyInstance) {
     async (request) => {
       const { encoding, project } = contextOf(request);
       const body = request.body instanceof Buffer ? request.body : Buffer.alloc(0);
-      const strictPrivacy = readSettings(project.settings).privacy.mode === 'strict';
-      const result = await decodeChunk(body, encoding, { strictPrivacy });
+      const { privacy } = readSettings(project.settings);
+      const result = await decodeChunk(body, encoding, {
+        strictPrivacy: privacy.mode === 'strict',
+        requestQueryParams: privacy.requestQueryParams,
+      });
       if (!result.success) throw invalid(result.message, result.status);
       const { decoded } = result;
       const outcome = await ingestChunk(

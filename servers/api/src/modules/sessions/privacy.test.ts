@@ -44,7 +44,7 @@ describe.each(ENGINES)('privacy re-check on POST /v1/ingest on %s', (engine) => 
     strictProject = await test.createProject('Strict');
     await updateProjectSettings(test.database.database, strictProject.project.id, {
       ...DEFAULT_PROJECT_SETTINGS,
-      privacy: { mode: 'strict' },
+      privacy: { mode: 'strict', requestQueryParams: [] },
     });
   });
   afterAll(async () => {
@@ -370,6 +370,46 @@ describe.each(ENGINES)('privacy re-check on POST /v1/ingest on %s', (engine) => 
       { ...fragment, url: 'https://api.example.com/docs' },
     ]);
     expect(stored).not.toMatch(/s3cret|step2|intro/);
+    expect(answer.redacted).toEqual([
+      { rule: 'request_query', count: 2, paths: ['events[1].url', 'events[2].url'] },
+    ]);
+  });
+
+  it('request_query: keeps the query parameters the project allows, and removes the others', async () => {
+    const project = await test.createProject('Allowed query parameters');
+    const patched = await test.app.inject({
+      method: 'PATCH',
+      url: `/v1/projects/${project.project.id}`,
+      headers: project.headers,
+      payload: { settings: { privacy: { requestQueryParams: ['page', 'sort'] } } },
+    });
+    expect(expectJson(patched, 200).settings.privacy).toEqual({
+      mode: 'standard',
+      requestQueryParams: ['page', 'sort'],
+    });
+    const refused = await test.app.inject({
+      method: 'PATCH',
+      url: `/v1/projects/${project.project.id}`,
+      headers: project.headers,
+      payload: { settings: { privacy: { requestQueryParams: ['a=b'] } } },
+    });
+    expect(refused.statusCode).toBe(400);
+    const request = { t, type: 'request', initiator: 'xhr', method: 'GET', status: 200, durationMs: 9 };
+    // As the browser SDK sends it with `networkQueryParams: ['page', 'sort']`: kept byte for byte.
+    const sent = { ...request, url: 'https://api.example.com/orders?page=2&sort=date' };
+    const leaky = {
+      ...request,
+      t: t + 1,
+      url: 'https://api.example.com/orders?page=3&token=s3cret&sort=id#top',
+    };
+    const none = { ...request, t: t + 2, url: 'https://api.example.com/orders?token=s3cret' };
+    const { events, stored, answer } = await send([sent, leaky, none], project);
+    expect(events).toEqual([
+      sent,
+      { ...leaky, url: 'https://api.example.com/orders?page=3&sort=id' },
+      { ...none, url: 'https://api.example.com/orders' },
+    ]);
+    expect(stored).not.toMatch(/s3cret|#top/);
     expect(answer.redacted).toEqual([
       { rule: 'request_query', count: 2, paths: ['events[1].url', 'events[2].url'] },
     ]);
