@@ -24,6 +24,7 @@ import * as insightAlerts from './migrations/2026-12-07-insight-alerts.ts';
 import * as insightIndexes from './migrations/2026-12-08-insight-indexes.ts';
 import * as sourcemaps from './migrations/2026-12-10-sourcemaps.ts';
 import * as traces from './migrations/2026-12-11-traces.ts';
+import * as assets from './migrations/2026-12-12-assets.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -54,6 +55,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-08-insight-indexes': insightIndexes,
   '2026-12-10-sourcemaps': sourcemaps,
   '2026-12-11-traces': traces,
+  '2026-12-12-assets': assets,
 };
 
 /**
