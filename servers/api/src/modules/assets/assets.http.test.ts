@@ -8,7 +8,7 @@ import { newSessionId, postChunk, rewriteChunk, validChunkFixture } from '../../
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { createDestinationPolicy, parseAllowedHosts } from '../../platform/http/destination-policy.ts';
-import { type AssetDependencies, archiveSessionAssets } from './index.ts';
+import { type AssetDependencies, archiveSessionAssets, createAssetWorker } from './index.ts';
 
 // Archived assets against a real "site" on 127.0.0.1 (node:http): a session recorded through
 // ingest with a full snapshot referencing the site's stylesheet, archived, then the site changes
@@ -381,5 +381,36 @@ describe.each(ENGINES)('archived assets on %s', (engine) => {
       (await test.app.inject({ url: `/share/${token}/assets/${sha256('p { color: red }')}` })).statusCode,
     ).toBe(404);
     expect((await test.app.inject({ url: `/share/not-a-token/assets` })).statusCode).toBe(404);
+  });
+
+  it('is queued by ingest for a chunk with a full snapshot, and run by the asset worker', async () => {
+    const project = await test.createProject('Queued');
+    const unlisted = await test.createProject('No origins');
+    await allowOrigins(project, [site.origin]);
+    site.files.set('/q.css', { type: 'text/css', body: Buffer.from('q { color: teal }') });
+    const sessionId = await recordSession(project, { stylesheets: [`${site.origin}/q.css`] });
+    // Without allowed origins nothing could be fetched: nothing is queued.
+    const ignored = await recordSession(unlisted, { stylesheets: [`${site.origin}/q.css`] });
+    const queued = async () =>
+      (
+        await test.database.database
+          .selectFrom('asset_jobs')
+          .select(['project_id', 'session_id'])
+          .where('session_id', 'in', [sessionId, ignored])
+          .execute()
+      ).map((row) => row.session_id);
+    expect(await queued()).toEqual([sessionId]);
+
+    const worker = createAssetWorker(dependencies);
+    expect(await worker.runUntilIdle()).toBeGreaterThanOrEqual(1);
+    expect(await queued()).toEqual([]);
+    expect(worker.stats()).toMatchObject({ failures: 0 });
+    expect((await assetMap(project, sessionId)).assets).toEqual([
+      expect.objectContaining({
+        url: `${site.origin}/q.css`,
+        status: 'archived',
+        sha256: sha256('q { color: teal }'),
+      }),
+    ]);
   });
 });

@@ -3,3 +3,4 @@
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
 export { type AssetDependencies, archiveSessionAssets } from './archive.ts';
+export { type AssetWorker, createAssetWorker } from './asset-job.ts';
