@@ -2,6 +2,7 @@ import '@rrweb/replay/dist/style.css';
 import './replay.css';
 import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
 import { formatClock, formatDuration } from '../ui/format.ts';
+import { archivingLoader, loadArchivedAssets, type SessionAsset } from './archived-assets.ts';
 import { type PlayerState, ReplayController, SPEEDS } from './controller.ts';
 import { currentMarker, gapsOf, MARKER_NAMES, type Marker, markerOf, mergeMarkers } from './timeline.ts';
 import type { SessionDetail, StoredChunk } from './types.ts';
@@ -19,6 +20,14 @@ export interface PlayerProps {
   onSettled?(): void;
   /** More controls for the toolbar (the session page's Share button), given the current offset. */
   actions?: (offset: number) => ReactNode;
+  /**
+   * The session's archived assets: its asset map, and how an archived URL is fetched. The
+   * snapshots are replayed with them in place of the site's current files.
+   */
+  archivedAssets?: {
+    map(): Promise<SessionAsset[]>;
+    fetch(archivedUrl: string): Promise<Response>;
+  };
 }
 
 const NO_MARKERS: Marker[] = [];
@@ -40,6 +49,7 @@ export function Player({
   skipInactive = true,
   actions,
   onSettled,
+  archivedAssets,
 }: PlayerProps) {
   const screen = useRef<HTMLDivElement>(null);
   const list = useRef<HTMLOListElement>(null);
@@ -61,7 +71,12 @@ export function Player({
       durationMs: duration,
       chunks: detail.chunks,
       gaps,
-      loadChunk,
+      loadChunk:
+        archivedAssets === undefined
+          ? loadChunk
+          : archivingLoader(loadChunk, async () =>
+              loadArchivedAssets(await archivedAssets.map(), archivedAssets.fetch),
+            ),
       skipInactive,
       onSettled,
       onChunk(chunk) {
