@@ -68,12 +68,16 @@ function chunkOf(nodes: unknown[]): StoredChunk {
   };
 }
 
-const nodesOf = (chunk: StoredChunk) =>
-  ((chunk.events[1]?.data as { data: { node: { childNodes: Array<{ childNodes: unknown[] }> } } }).data.node
-    .childNodes[0]?.childNodes ?? []) as Array<{
-    attributes: Record<string, string>;
-    childNodes: Array<{ textContent: string }>;
-  }>;
+interface TestNode {
+  attributes: Record<string, string>;
+  childNodes: Array<{ textContent: string }>;
+}
+
+/** The head's children of the chunk's full snapshot. */
+function nodesOf(chunk: StoredChunk): TestNode[] {
+  const data = chunk.events[1]?.data as { data: { node: { childNodes: Array<{ childNodes: TestNode[] }> } } };
+  return data.data.node.childNodes[0]?.childNodes ?? [];
+}
 
 describe('withArchivedAssets', () => {
   it('inlines an archived stylesheet as _cssText and replaces archived images, in snapshots and added nodes', () => {
@@ -102,9 +106,10 @@ describe('withArchivedAssets', () => {
     );
     expect(other?.attributes._cssText).toBeUndefined();
     expect(style?.childNodes[0]?.textContent).toBe('a { background: url("data:image/png;base64,BB") }');
-    const added = (
-      rewritten.events[2]?.data as { data: { adds: Array<{ node: { attributes: { src: string } } }> } }
-    ).data.adds[0];
+    const mutation = rewritten.events[2]?.data as {
+      data: { adds: Array<{ node: { attributes: { src: string } } }> };
+    };
+    const added = mutation.data.adds[0];
     expect(added?.node.attributes.src).toBe('data:image/png;base64,AA');
     // The chunk given is not changed.
     expect(nodesOf(chunk)[0]?.attributes._cssText).toBeUndefined();

@@ -413,4 +413,24 @@ describe.each(ENGINES)('archived assets on %s', (engine) => {
       }),
     ]);
   });
+
+  it('gives up on a site that does not answer within the timeout', async () => {
+    const project = await test.createProject('Slow');
+    await allowOrigins(project, [site.origin]);
+    site.files.set('/slow.css', {
+      type: 'text/css',
+      body: async function* () {
+        yield Buffer.from('a {');
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        yield Buffer.from('}');
+      },
+    });
+    const sessionId = await recordSession(project, { stylesheets: [`${site.origin}/slow.css`] });
+    const started = performance.now();
+    await archiveSessionAssets({ ...dependencies, timeoutMs: 300 }, project.project.id, sessionId);
+    expect(performance.now() - started).toBeLessThan(2_500);
+    expect((await assetMap(project, sessionId)).assets).toEqual([
+      expect.objectContaining({ status: 'failed', error: 'timed out after 300 ms', archivedUrl: null }),
+    ]);
+  });
 });

@@ -162,7 +162,9 @@ export async function fetchAsset(fetch: AssetFetch): Promise<AssetFetchResult> {
         });
       });
       response.on('error', () => fail('the body was cut off'));
-      response.on('aborted', () => fail('the body was cut off'));
+      response.on('close', () => {
+        if (!response.complete) fail('the body was cut off');
+      });
     });
     request.end();
   });
