@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseChunk } from '@svc/protocol';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectJson } from '../../../test/http.ts';
@@ -8,6 +9,8 @@ import { newSessionId, postChunk, rewriteChunk, validChunkFixture } from '../../
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { createDestinationPolicy, parseAllowedHosts } from '../../platform/http/destination-policy.ts';
+import { summarizeChunk } from '../sessions/chunk-summary.ts';
+import { recordChunks } from '../sessions/ingest-repository.ts';
 import { type AssetDependencies, archiveSessionAssets, createAssetWorker } from './index.ts';
 
 // Archived assets against a real "site" on 127.0.0.1 (node:http): a session recorded through
@@ -400,6 +403,49 @@ describe.each(ENGINES)('archived assets on %s', (engine) => {
           .execute()
       ).map((row) => row.session_id);
     expect(await queued()).toEqual([sessionId]);
+    // The transaction path of the index (a batch with a session twice) queues it the same way;
+    // a chunk without a full snapshot does not.
+    const viaTransaction = newSessionId();
+    const records = [1, 2].map((seq) => {
+      const parsed = parseChunk({
+        v: 1,
+        sessionId: viaTransaction,
+        seq,
+        sentAt: Date.now(),
+        events:
+          seq === 1
+            ? [
+                {
+                  t: Date.now(),
+                  type: 'rrweb',
+                  data: { type: 2, data: { node: { type: 0, childNodes: [], id: 1 } } },
+                },
+              ]
+            : [{ t: Date.now(), type: 'custom', name: 'later' }],
+      });
+      if (!parsed.success) throw new Error(parsed.error.message);
+      const summary = summarizeChunk(parsed.chunk, parsed.skipped);
+      expect(summary.fullSnapshotCount).toBe(seq === 1 ? 1 : 0);
+      return {
+        projectId: project.project.id,
+        chunk: parsed.chunk,
+        summary,
+        blobKey: `test/${viaTransaction}/${seq}`,
+        contentSha256: new Uint8Array(32).fill(seq),
+        encoding: 'json' as const,
+        receivedBytes: 10,
+        inflatedBytes: 10,
+        storedBytes: 10,
+      };
+    });
+    await test.database.database.transaction().execute((transaction) => recordChunks(transaction, records));
+    const transactionJobs = await test.database.database
+      .selectFrom('asset_jobs')
+      .select('session_id')
+      .where('session_id', '=', viaTransaction)
+      .execute();
+    expect(transactionJobs).toHaveLength(1);
+    await test.database.database.deleteFrom('asset_jobs').where('session_id', '=', viaTransaction).execute();
 
     const worker = createAssetWorker(dependencies);
     expect(await worker.runUntilIdle()).toBeGreaterThanOrEqual(1);
