@@ -49,6 +49,8 @@ const ROUTES: Record<string, Requirement> = {
   'POST /v1/ingest': PUBLIC,
   'GET /share/{token}': PUBLIC,
   'GET /share/{token}/chunks/{seq}': PUBLIC,
+  'GET /share/{token}/assets': PUBLIC,
+  'GET /share/{token}/assets/{sha256}': PUBLIC,
 
   'GET /v1/me': { kind: 'person', token: true },
   'PATCH /v1/me': PERSON,
@@ -93,6 +95,8 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/sessions/{id}/issues': scope('sessions:read'),
   'GET /v1/sessions/{id}/calls': scope('sessions:read'),
   'GET /v1/sessions/{id}/traces': scope('sessions:read'),
+  'GET /v1/sessions/{id}/assets': scope('sessions:read'),
+  'GET /v1/assets/{sha256}': scope('sessions:read'),
   'POST /v1/sessions/{id}/share': scope('sessions:write'),
   'GET /v1/visits/{id}': scope('sessions:read'),
   'POST /v1/otlp/traces': scope('otlp:write'),

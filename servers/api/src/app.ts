@@ -20,6 +20,7 @@ import meRoutes from './modules/accounts/me-routes.ts';
 import mfaRoutes from './modules/accounts/mfa-routes.ts';
 import { findLiveSession } from './modules/accounts/repository.ts';
 import accountRoutes from './modules/accounts/routes.ts';
+import assetRoutes, { shareAssetRoutes } from './modules/assets/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
 import funnelRoutes from './modules/insights/funnel-routes.ts';
 import overviewRoutes from './modules/insights/overview-routes.ts';
@@ -124,6 +125,8 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(notificationRoutes, { prefix: '/v1/notifications' });
   await fastify.register(inboxRoutes, { prefix: '/v1/inbox' });
   await fastify.register(sourcemapRoutes); // /v1/sourcemaps, /v1/symbolicate
+  await fastify.register(assetRoutes); // /v1/sessions/{id}/assets, /v1/assets/{sha256}
+  await fastify.register(shareAssetRoutes); // /share/{token}/assets
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
   await fastify.register(webApp.routes);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../test/http.ts';
@@ -164,6 +165,25 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
     ids.deliveries = (await ok('POST', `/v1/notifications/channels/${channel.id}/test`)).deliveryId;
     const share = await ok('POST', `/v1/sessions/${chunk.sessionId}/share`, { expiresInHours: 1 });
     ids.share = share.token;
+    // A stylesheet the session's snapshot referenced, archived (modules/assets).
+    const css = Buffer.from('body { color: black }');
+    ids.assets = createHash('sha256').update(css).digest('hex');
+    await test.processingDependencies.blobStore.put(`assets/${test.first.project.id}/${ids.assets}`, css);
+    await database
+      .insertInto('session_assets')
+      .values({
+        project_id: test.first.project.id,
+        session_id: chunk.sessionId,
+        url: 'https://app.example/site.css',
+        kind: 'stylesheet',
+        status: 'archived',
+        sha256: ids.assets,
+        content_type: 'text/css',
+        bytes: css.length,
+        error: null,
+        fetched_at: new Date(),
+      })
+      .execute();
     // The relay fallback of the recorded calls opened a cluster: its cluster.created is in the inbox.
     ids.inbox = (await ok('GET', '/v1/inbox')).items[0].id;
   });

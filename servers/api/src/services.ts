@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
+import { type AssetWorker, createAssetWorker } from './modules/assets/index.ts';
 import { createFactsWorker, createRegressionWorker, type FactsWorker } from './modules/insights/index.ts';
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
@@ -50,6 +51,8 @@ declare module 'fastify' {
     processingWorker: ProcessingWorker;
     /** Facts jobs of insights (started with the processing worker: `configuration.callWorker`). */
     factsWorker: FactsWorker;
+    /** Archiving of sessions' assets (started with the processing worker: `configuration.callWorker`). */
+    assetWorker: AssetWorker;
     /** Webhook deliveries (started in the background unless `configuration.deliveryWorker` is off). */
     deliveryWorker: DeliveryWorker;
     /** The server's e-mail: SMTP (`SVC_SMTP_URL`), else `.eml` files in the data directory. */
@@ -95,10 +98,12 @@ export const servicesPlugin = fastifyPlugin(
     fastify.decorate('chunkIndex', chunkIndex);
     const ingestCounters = createIngestCounters();
     fastify.decorate('ingestCounters', ingestCounters);
+    // Webhooks and archived assets connect out under the same policy (SVC_WEBHOOK_ALLOWED_HOSTS).
+    const destinationPolicy = createDestinationPolicy(services.configuration.webhookAllowedHosts);
     const deliveryWorker = createDeliveryWorker({
       database: services.database.database,
       masterKey: services.masterKey,
-      policy: createDestinationPolicy(services.configuration.webhookAllowedHosts),
+      policy: destinationPolicy,
       log: fastify.log.child({ worker: 'deliveries' }),
     });
     fastify.decorate('deliveryWorker', deliveryWorker);
@@ -142,6 +147,15 @@ export const servicesPlugin = fastifyPlugin(
     );
     fastify.decorate('factsWorker', factsWorker);
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => factsWorker.start());
+    const assetWorker = createAssetWorker({
+      database: services.database.database,
+      blobStore: services.blobStore,
+      masterKey: services.masterKey,
+      log: fastify.log.child({ worker: 'assets' }),
+      policy: destinationPolicy,
+    });
+    fastify.decorate('assetWorker', assetWorker);
+    if (services.configuration.callWorker) fastify.addHook('onReady', async () => assetWorker.start());
     if (services.configuration.regressionWorker)
       fastify.addHook('onReady', async () => regressionWorker.start());
     const retentionWorker = createTelemetryRetentionWorker({
@@ -172,6 +186,7 @@ export const servicesPlugin = fastifyPlugin(
     fastify.addHook('onClose', async () => {
       await processingWorker.stop();
       await factsWorker.stop();
+      await assetWorker.stop();
       await regressionWorker.stop();
       await retentionWorker.stop();
       await deliveryWorker.stop();

@@ -89,16 +89,28 @@ const probes: Record<string, { imports: string[]; flagged: string[] }> = {
     imports: ['./files.ts', '../issues/index.ts', '../issues/fingerprint.ts', '../processing/index.ts'],
     flagged: ['../issues/fingerprint.ts', '../processing/index.ts'],
   },
+  'servers/api/src/modules/assets/probe.ts': {
+    imports: [
+      './fetch-asset.ts',
+      '../sessions/index.ts',
+      '../traces/index.ts',
+      '../sessions/chunk-reader.ts',
+      '../processing/index.ts',
+    ],
+    flagged: ['../sessions/chunk-reader.ts', '../processing/index.ts'],
+  },
   'servers/api/src/modules/processing/probe.ts': {
     imports: [
       '../calls/index.ts',
       '../issues/index.ts',
       '../notifications/index.ts',
       '../insights/index.ts',
+      '../assets/index.ts',
       '../issues/clusters.ts',
       '../insights/route.ts',
+      '../assets/fetch-asset.ts',
     ],
-    flagged: ['../issues/clusters.ts', '../insights/route.ts'],
+    flagged: ['../issues/clusters.ts', '../insights/route.ts', '../assets/fetch-asset.ts'],
   },
   // Tests compose what they need: the rules are for the code they test.
   'servers/api/src/modules/sessions/probe.test.ts': {

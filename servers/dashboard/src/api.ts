@@ -56,6 +56,16 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   return json as T;
 }
 
+/**
+ * A `GET` of the API whose answer is not JSON (an archived asset): the raw response, with the
+ * session cookie and the project header as {@link api} sends them.
+ */
+export function apiGetRaw(path: string): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (projectId !== undefined) headers['x-service-project'] = projectId;
+  return fetch(path, { headers, credentials: 'same-origin' });
+}
+
 export interface User {
   id: string;
   email: string;

@@ -47,6 +47,7 @@ async function projectFromApi() {
       detectorThresholds: Record<string, number>;
       allowedOrigins: string[];
       insights: { routePatterns: string[] };
+      assets: { archiveFonts: boolean; archiveImages: boolean };
     };
   };
 }
@@ -72,6 +73,8 @@ describe('project settings', () => {
     await page.getByLabel('Add to allowed origins').fill('https://app.example.com');
     await page.getByRole('button', { name: 'Add', exact: true }).last().click();
     await page.getByRole('button', { name: 'Remove https://app.example.com' }).waitFor();
+    expect(await page.getByLabel('Also archive fonts').isChecked()).toBe(false);
+    await page.getByLabel('Also archive fonts').check();
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page
       .getByRole('status')
@@ -82,6 +85,7 @@ describe('project settings', () => {
     expect(saved.settings.privacy.mode).toBe('strict');
     expect(saved.settings.detectorThresholds).toEqual({ lossPct: 3 });
     expect(saved.settings.allowedOrigins).toEqual(['https://app.example.com']);
+    expect(saved.settings.assets).toEqual({ archiveFonts: true, archiveImages: false });
     // The form shows what was saved, the threshold marked as changed.
     expect(await page.getByLabel('Packet loss (%)').inputValue()).toBe('3');
     await page.getByRole('button', { name: 'Reset Packet loss (%)' }).waitFor();

@@ -2,6 +2,7 @@ import '@rrweb/replay/dist/style.css';
 import './replay.css';
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { formatClock, formatDuration } from '../ui/format.ts';
+import { archivingLoader, loadArchivedAssets, type SessionAsset } from './archived-assets.ts';
 import { type PlayerState, ReplayController, SPEEDS } from './controller.ts';
 import { currentMarker, gapsOf, MARKER_NAMES, type Marker, markerOf, mergeMarkers } from './timeline.ts';
 import type { SessionDetail, StoredChunk } from './types.ts';
@@ -24,6 +25,14 @@ export interface PlayerProps {
    * panel), given the current offset and a way to move there.
    */
   panels?: (playback: Playback) => ReactNode;
+  /**
+   * The session's archived assets: its asset map, and how an archived URL is fetched. The
+   * snapshots are replayed with them in place of the site's current files.
+   */
+  archivedAssets?: {
+    map(): Promise<SessionAsset[]>;
+    fetch(archivedUrl: string): Promise<Response>;
+  };
 }
 
 /** What a panel under the player gets: where playback is and how to move it. */
@@ -54,6 +63,7 @@ export function Player({
   actions,
   panels,
   onSettled,
+  archivedAssets,
 }: PlayerProps) {
   const screen = useRef<HTMLDivElement>(null);
   const list = useRef<HTMLOListElement>(null);
@@ -75,7 +85,12 @@ export function Player({
       durationMs: duration,
       chunks: detail.chunks,
       gaps,
-      loadChunk,
+      loadChunk:
+        archivedAssets === undefined
+          ? loadChunk
+          : archivingLoader(loadChunk, async () =>
+              loadArchivedAssets(await archivedAssets.map(), archivedAssets.fetch),
+            ),
       skipInactive,
       onSettled,
       onChunk(chunk) {

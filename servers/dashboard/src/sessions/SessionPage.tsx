@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useParams, useSearchParams } from 'react-router';
-import { ApiFailure, api, type Page } from '../api.ts';
+import { ApiFailure, api, apiGetRaw, type Page } from '../api.ts';
+import type { SessionAsset } from '../replay/archived-assets.ts';
 import { LazyPlayer as Player } from '../replay/LazyPlayer.tsx';
 import { replayParameters } from '../replay/parameters.ts';
 import { MARKED_EVENT_TYPES, markersOfEvents, markersOfFindings, mergeMarkers } from '../replay/timeline.ts';
@@ -87,6 +88,15 @@ export function SessionPage() {
     (seq: number) => api<StoredChunk>('GET', `/v1/sessions/${encodeURIComponent(id)}/chunks/${seq}`),
     [id],
   );
+  const archivedAssets = useMemo(
+    () => ({
+      map: async () =>
+        (await api<{ assets: SessionAsset[] }>('GET', `/v1/sessions/${encodeURIComponent(id)}/assets`))
+          .assets,
+      fetch: apiGetRaw,
+    }),
+    [id],
+  );
   // Sharing creates a link: sessions:write, which viewers do not have.
   const maySharePublicly = organization.role !== 'viewer';
 
@@ -120,6 +130,7 @@ export function SessionPage() {
                 <Player
                   detail={session}
                   loadChunk={loadChunk}
+                  archivedAssets={archivedAssets}
                   markers={markers.data?.markers}
                   initialOffset={offset}
                   skipInactive={skipInactive}

@@ -128,6 +128,7 @@ function patchOf(draft: Draft) {
       ingest: { maxChunksPerSecond: numberOf(draft.maxChunksPerSecond) },
       calls: { inactivityTimeoutSec: numberOf(draft.inactivityTimeoutSec) },
       insights: { routePatterns: patternsOf(draft.routePatterns) },
+      assets: settings.assets,
     },
   };
 }
@@ -413,6 +414,29 @@ function SettingsForm({
             placeholder="https://app.example.com"
             empty="Any origin may send data."
           />
+        </Section>
+
+        <Section title="Archived assets">
+          <p>
+            Stylesheets of recorded pages are archived from the allowed origins above, so replays keep their
+            look after the site changes. With none listed, nothing is archived.
+          </p>
+          <label className="settings-check">
+            <input
+              type="checkbox"
+              checked={settings.assets.archiveFonts}
+              onChange={(event) => set('assets', { archiveFonts: event.target.checked })}
+            />
+            Also archive fonts
+          </label>
+          <label className="settings-check">
+            <input
+              type="checkbox"
+              checked={settings.assets.archiveImages}
+              onChange={(event) => set('assets', { archiveImages: event.target.checked })}
+            />
+            Also archive images
+          </label>
         </Section>
 
         <Section title="Insights">

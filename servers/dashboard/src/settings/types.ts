@@ -27,6 +27,7 @@ export interface ProjectSettings {
   calls: { inactivityTimeoutSec: number };
   insights: { routePatterns: string[] };
   traces: { retentionDays: number };
+  assets: { archiveFonts: boolean; archiveImages: boolean };
 }
 
 /** `GET /v1/projects/{id}`. */

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
-import { useCallback } from 'react';
+import { useCallback, useMemo } from 'react';
 import { useParams, useSearchParams } from 'react-router';
+import type { SessionAsset } from '../replay/archived-assets.ts';
 import { LazyPlayer as Player } from '../replay/LazyPlayer.tsx';
 import { replayParameters } from '../replay/parameters.ts';
 import type { SharedSession, StoredChunk } from '../replay/types.ts';
@@ -42,6 +43,13 @@ export function SharePage() {
     queryFn: () => shareGet<SharedSession>(base),
   });
   const loadChunk = useCallback((seq: number) => shareGet<StoredChunk>(`${base}/chunks/${seq}`), [base]);
+  const archivedAssets = useMemo(
+    () => ({
+      map: async () => (await shareGet<{ assets: SessionAsset[] }>(`${base}/assets`)).assets,
+      fetch: (archivedUrl: string) => fetch(archivedUrl, { credentials: 'omit' }),
+    }),
+    [base],
+  );
 
   return (
     <>
@@ -80,6 +88,7 @@ export function SharePage() {
               <Player
                 detail={shared.data}
                 loadChunk={loadChunk}
+                archivedAssets={archivedAssets}
                 initialOffset={offset}
                 skipInactive={skipInactive}
               />

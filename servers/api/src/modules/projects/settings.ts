@@ -92,6 +92,13 @@ const traceSettingsSchema = z.strictObject({
   retentionDays: z.int().min(1).max(365),
 });
 
+const assetSettingsSchema = z.strictObject({
+  /** Also archive the fonts that archived stylesheets reference (`url()` in `@font-face`). */
+  archiveFonts: z.boolean(),
+  /** Also archive images: `<img src>` in snapshots and the other `url()`s of archived stylesheets. */
+  archiveImages: z.boolean(),
+});
+
 /**
  * A project's settings: what the SDK receives from `GET /v1/config` (collector switch and
  * options, recording mode and triggers, privacy strictness, detector thresholds) and which
@@ -113,6 +120,8 @@ export const projectSettingsSchema = z.strictObject({
   insights: insightSettingsSchema,
   /** Server-side OpenTelemetry data: how long it is kept (not sent to SDKs). */
   traces: traceSettingsSchema,
+  /** Server-side archiving of replays' stylesheets, fonts and images (not sent to SDKs). */
+  assets: assetSettingsSchema,
 });
 
 export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
@@ -134,6 +143,7 @@ export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = {
   calls: { inactivityTimeoutSec: 120 },
   insights: { routePatterns: [] },
   traces: { retentionDays: 14 },
+  assets: { archiveFonts: false, archiveImages: false },
 };
 
 /**
@@ -150,6 +160,7 @@ export const projectSettingsPatchSchema = z.strictObject({
   calls: callSettingsSchema.partial().optional(),
   insights: insightSettingsSchema.partial().optional(),
   traces: traceSettingsSchema.partial().optional(),
+  assets: assetSettingsSchema.partial().optional(),
 });
 
 export type ProjectSettingsPatch = z.infer<typeof projectSettingsPatchSchema>;
@@ -166,6 +177,7 @@ export function applySettingsPatch(settings: ProjectSettings, patch: ProjectSett
     calls: { ...settings.calls, ...patch.calls },
     insights: { ...settings.insights, ...patch.insights },
     traces: { ...settings.traces, ...patch.traces },
+    assets: { ...settings.assets, ...patch.assets },
   });
 }
 
@@ -235,5 +247,6 @@ function parseSettings(value: Record<string, unknown>): ProjectSettings {
     calls: group('calls', callSettingsSchema),
     insights: group('insights', insightSettingsSchema),
     traces: group('traces', traceSettingsSchema),
+    assets: group('assets', assetSettingsSchema),
   };
 }

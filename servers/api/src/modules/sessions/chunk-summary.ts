@@ -21,6 +21,9 @@ interface ChunkSignal {
   details: Record<string, unknown>;
 }
 
+/** rrweb's event type of a full snapshot (rrweb `EventType.FullSnapshot`). */
+const RRWEB_FULL_SNAPSHOT = 2;
+
 /** What one chunk contributes to its session. */
 export interface ChunkSummary {
   /** Events of known types. */
@@ -46,6 +49,8 @@ export interface ChunkSummary {
   errorCount: number;
   /** `custom` events (SDK `track()` calls): processing matches them against custom rules. */
   customCount: number;
+  /** rrweb full snapshots: the archiving of assets reads the chunk when there are any. */
+  fullSnapshotCount: number;
   /** The highest severity of `signals`. */
   level?: Severity;
   /** The user: the last `identify` event of the chunk, else `meta.user`. */
@@ -144,8 +149,10 @@ export function summarizeChunk(chunk: Chunk, skipped: readonly SkippedEvent[]): 
   let lastEventAt: number | undefined;
   let identified: User | undefined;
   let callItemCount = 0;
+  let fullSnapshotCount = 0;
   for (const event of chunk.events) {
     if (event.type === 'call.sample' || event.type === 'call.event') callItemCount += 1;
+    if (event.type === 'rrweb' && event.data.type === RRWEB_FULL_SNAPSHOT) fullSnapshotCount += 1;
     while (skippedIndexes.has(originalIndex)) originalIndex += 1;
     if (firstEventAt === undefined || event.t < firstEventAt) firstEventAt = event.t;
     if (lastEventAt === undefined || event.t > lastEventAt) lastEventAt = event.t;
@@ -176,6 +183,7 @@ export function summarizeChunk(chunk: Chunk, skipped: readonly SkippedEvent[]): 
     signals,
     errorCount: signals.filter((signal) => signal.kind === 'error').length,
     customCount: signals.filter((signal) => signal.kind === 'custom').length,
+    fullSnapshotCount,
     ...(signals.every((signal) => signal.severity === undefined)
       ? {}
       : {

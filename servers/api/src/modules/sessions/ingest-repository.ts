@@ -163,6 +163,22 @@ const INSIGHT_JOBS_UPSERT = sql`
   on conflict (project_id, session_id) do update
     set generation = insight_jobs.generation + 1, due_at = least(insight_jobs.due_at, excluded.due_at)`;
 
+/**
+ * Queues the archiving of assets (modules/assets) for the sessions of the new chunks that carry
+ * an rrweb full snapshot, when their project lists allowed origins (assets are fetched only from
+ * those), in the statement or transaction that indexes them, as {@link INSIGHT_JOBS_UPSERT}.
+ */
+const ASSET_JOBS_UPSERT = sql`
+  insert into asset_jobs (project_id, session_id, due_at)
+  select distinct project_id, session_id, now() from fresh
+  where full_snapshot_count > 0 and exists (
+    select 1 from projects where projects.id = fresh.project_id
+      and jsonb_typeof(projects.settings -> 'allowedOrigins') = 'array'
+      and jsonb_array_length(projects.settings -> 'allowedOrigins') > 0)
+  order by project_id, session_id
+  on conflict (project_id, session_id) do update
+    set generation = asset_jobs.generation + 1, due_at = least(asset_jobs.due_at, excluded.due_at)`;
+
 /** `array_position` over the severities, lowest first: 0 for null. */
 function severityRank(column: RawBuilder<unknown>): RawBuilder<number> {
   return sql<number>`coalesce(array_position(array['info', 'low', 'medium', 'high', 'critical']::text[], ${column}), 0)`;
@@ -247,6 +263,20 @@ export async function recordChunks(
           as fresh (project_id text, session_id text, event_count integer, call_item_count integer)
       )
       ${INSIGHT_JOBS_UPSERT}`.execute(transaction);
+  }
+  const withSnapshots = fresh.filter((record) => record.summary.fullSnapshotCount > 0);
+  if (withSnapshots.length > 0) {
+    const input = withSnapshots.map((record) => ({
+      project_id: record.projectId,
+      session_id: record.chunk.sessionId,
+      full_snapshot_count: record.summary.fullSnapshotCount,
+    }));
+    await sql`
+      with fresh as (
+        select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
+          as fresh (project_id text, session_id text, full_snapshot_count integer)
+      )
+      ${ASSET_JOBS_UPSERT}`.execute(transaction);
   }
   if (withCalls.length > 0) {
     const input = withCalls.map((record) => ({
@@ -432,8 +462,8 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
         project_id text, session_id text, seq integer, blob_key text, content_sha256 text,
         encoding text, received_bytes integer, inflated_bytes integer, stored_bytes integer,
         event_count integer, call_item_count integer, error_count integer, custom_count integer,
-        refreshes_calls boolean, first_event_at timestamptz, last_event_at timestamptz,
-        sent_at timestamptz, identified boolean, session jsonb, signals jsonb
+        refreshes_calls boolean, full_snapshot_count integer, first_event_at timestamptz,
+        last_event_at timestamptz, sent_at timestamptz, identified boolean, session jsonb, signals jsonb
       )
     ),
     inserted as (
@@ -453,6 +483,7 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
     other_sessions as (${sessionsOf(false)}),
     processing_jobs as (${PROCESSING_JOBS_UPSERT}),
     insight_jobs as (${INSIGHT_JOBS_UPSERT}),
+    asset_jobs as (${ASSET_JOBS_UPSERT}),
     signals as (
       insert into session_signals (project_id, session_id, seq, ${identifiers(SIGNAL_COLUMNS)})
       select fresh.project_id, fresh.session_id, fresh.seq, ${identifiers(SIGNAL_COLUMNS, 'signal')}
@@ -475,6 +506,7 @@ function distinctSessionsInput(record: ChunkRecord) {
     error_count: record.summary.errorCount,
     custom_count: record.summary.customCount,
     refreshes_calls: record.summary.refreshesCalls,
+    full_snapshot_count: record.summary.fullSnapshotCount,
     session: sessionRowOf(record),
     signals: record.summary.signals.map((signal) => ({ ...signalRowOf(signal), details: signal.details })),
   };

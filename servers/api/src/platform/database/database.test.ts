@@ -86,6 +86,10 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'sourcemap_files',
         'spans',
         'log_records',
+        'asset_fetches',
+        'session_assets',
+        'asset_jobs',
+        'asset_progress',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

@@ -24,6 +24,7 @@ import * as insightAlerts from './migrations/2026-12-07-insight-alerts.ts';
 import * as insightIndexes from './migrations/2026-12-08-insight-indexes.ts';
 import * as sourcemaps from './migrations/2026-12-10-sourcemaps.ts';
 import * as traces from './migrations/2026-12-11-traces.ts';
+import * as assets from './migrations/2026-12-12-assets.ts';
 import * as clusterFingerprints from './migrations/2026-12-13-cluster-fingerprints.ts';
 
 /**
@@ -55,6 +56,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-08-insight-indexes': insightIndexes,
   '2026-12-10-sourcemaps': sourcemaps,
   '2026-12-11-traces': traces,
+  '2026-12-12-assets': assets,
   '2026-12-13-cluster-fingerprints': clusterFingerprints,
 };
 

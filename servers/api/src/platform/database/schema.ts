@@ -9,6 +9,12 @@ import type {
   UsersTable,
 } from './tables/accounts.table.ts';
 import type { ApiTokensTable } from './tables/api-tokens.table.ts';
+import type {
+  AssetFetchesTable,
+  AssetJobsTable,
+  AssetProgressTable,
+  SessionAssetsTable,
+} from './tables/assets.table.ts';
 import type { CallProgressTable, CallSeriesPiecesTable } from './tables/call-progress.table.ts';
 import type { CallFindingsTable, CallItemsTable, CallsTable, CallTracksTable } from './tables/calls.table.ts';
 import type { ChunksTable } from './tables/chunks.table.ts';
@@ -91,5 +97,9 @@ export interface Database {
   insight_alerts: InsightAlertsTable;
   spans: SpansTable;
   log_records: LogRecordsTable;
+  asset_fetches: AssetFetchesTable;
+  session_assets: SessionAssetsTable;
+  asset_jobs: AssetJobsTable;
+  asset_progress: AssetProgressTable;
   sourcemap_files: SourcemapFilesTable;
 }
