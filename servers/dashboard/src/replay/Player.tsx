@@ -24,6 +24,8 @@ export interface PlayerProps {
    * panel), given the current offset and a way to move there.
    */
   panels?: (playback: Playback) => ReactNode;
+  /** More about an entry of the event list, shown under it (the session page's error stacks). */
+  eventDetails?: (marker: Marker) => ReactNode;
 }
 
 /** What a panel under the player gets: where playback is and how to move it. */
@@ -53,6 +55,7 @@ export function Player({
   skipInactive = true,
   actions,
   panels,
+  eventDetails,
   onSettled,
 }: PlayerProps) {
   const screen = useRef<HTMLDivElement>(null);
@@ -257,6 +260,7 @@ export function Player({
                 <span className="event-kind">{MARKER_NAMES[marker.kind]}</span>
                 <span className="event-label">{marker.label}</span>
               </button>
+              {eventDetails?.(marker)}
             </li>
           ))}
         </ol>
