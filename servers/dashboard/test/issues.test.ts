@@ -77,7 +77,7 @@ describe('issues', () => {
     const status = page.getByRole('status').first();
     expect(await status.textContent()).toContain('Open');
     // The affected session, linking to its page (with the organization and project kept).
-    const sessionLink = page.getByRole('link', { name: sessionId });
+    const sessionLink = page.getByRole('link', { name: sessionId, exact: true });
     await sessionLink.waitFor();
     expect(await sessionLink.getAttribute('href')).toBe(`/sessions/${sessionId}?${scope}`);
     const sessionRow = page.locator(`tr[data-session-id="${sessionId}"]`);
@@ -145,7 +145,7 @@ describe('issues', () => {
       as: dashboard.people.viewer,
     });
     await page.getByRole('heading', { name: issue.title, level: 1 }).waitFor();
-    await page.getByRole('link', { name: sessionId }).waitFor();
+    await page.getByRole('link', { name: sessionId, exact: true }).waitFor();
     await page.getByText('Viewers can read issues').waitFor();
     for (const name of ['Resolve', 'Ignore', 'Reopen'])
       expect(await page.getByRole('button', { name }).count(), name).toBe(0);

@@ -7,7 +7,8 @@ import { AppLink } from '../ui/links.tsx';
 import { ErrorText, QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
 import { kindLabel } from './kinds.ts';
-import type { Issue, IssueSession, IssueStatus } from './types.ts';
+import { StackTrace } from './StackTrace.tsx';
+import type { Issue, IssueSession, IssueStatus, LatestError } from './types.ts';
 import './issues.css';
 
 const SESSIONS_PAGE = 20;
@@ -31,6 +32,7 @@ export function IssueDetail() {
             <h1>{data.title}</h1>
             <IssueStatusControls issue={data} />
             <IssueFacts issue={data} />
+            {data.latestError === undefined ? null : <LatestErrorSection error={data.latestError} />}
             <IssueSessions issue={data} />
           </>
         )}
@@ -80,6 +82,32 @@ function IssueFacts({ issue }: { issue: Issue }) {
           <code>{issue.fingerprint}</code>
         </dd>
       </dl>
+    </section>
+  );
+}
+
+/** The newest occurrence's error: where and when, and its stack (original frames once mapped). */
+function LatestErrorSection({ error }: { error: LatestError }) {
+  const mapped = error.frames?.some((frame) => frame.mapped) === true;
+  return (
+    <section aria-labelledby="latest-error-title" className="latest-error">
+      <h2 id="latest-error-title">Latest error</h2>
+      <p>
+        <strong>
+          {error.name}
+          {error.message === undefined ? '' : `: ${error.message}`}
+        </strong>{' '}
+        at {formatDateTime(error.t)} in{' '}
+        <AppLink to={`/sessions/${error.sessionId}`}>
+          session <code>{error.sessionId}</code>
+        </AppLink>
+      </p>
+      <p className="hint">
+        {mapped
+          ? 'Original frames from the uploaded source maps, top frame first.'
+          : 'The stack as the browser printed it: no uploaded source map matched it when it was processed.'}
+      </p>
+      <StackTrace stack={error.stack} frames={error.frames} label="Frames of the latest error" />
     </section>
   );
 }

@@ -33,6 +33,8 @@ export interface PlayerProps {
     map(): Promise<SessionAsset[]>;
     fetch(archivedUrl: string): Promise<Response>;
   };
+  /** More about an entry of the event list, shown under it (the session page's error stacks). */
+  eventDetails?: (marker: Marker) => ReactNode;
 }
 
 /** What a panel under the player gets: where playback is and how to move it. */
@@ -62,6 +64,7 @@ export function Player({
   skipInactive = true,
   actions,
   panels,
+  eventDetails,
   onSettled,
   archivedAssets,
 }: PlayerProps) {
@@ -272,6 +275,7 @@ export function Player({
                 <span className="event-kind">{MARKER_NAMES[marker.kind]}</span>
                 <span className="event-label">{marker.label}</span>
               </button>
+              {eventDetails?.(marker)}
             </li>
           ))}
         </ol>

@@ -2,10 +2,18 @@ import { useQuery } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useParams, useSearchParams } from 'react-router';
 import { ApiFailure, api, apiGetRaw, type Page } from '../api.ts';
+import { StackTrace } from '../issues/StackTrace.tsx';
+import type { StackFrame } from '../issues/types.ts';
 import type { SessionAsset } from '../replay/archived-assets.ts';
 import { LazyPlayer as Player } from '../replay/LazyPlayer.tsx';
 import { replayParameters } from '../replay/parameters.ts';
-import { MARKED_EVENT_TYPES, markersOfEvents, markersOfFindings, mergeMarkers } from '../replay/timeline.ts';
+import {
+  MARKED_EVENT_TYPES,
+  type Marker,
+  markersOfEvents,
+  markersOfFindings,
+  mergeMarkers,
+} from '../replay/timeline.ts';
 import type { FlatEvent, SessionDetail, SessionIssue, StoredChunk } from '../replay/types.ts';
 import { formatDateTime, formatDuration } from '../ui/format.ts';
 import { AppLink } from '../ui/links.tsx';
@@ -35,6 +43,37 @@ async function allPages<T>(path: string, maxPages: number): Promise<T[]> {
     if (cursor === undefined) break;
   }
   return items;
+}
+
+/** An error's stack as the issues route gives it: as printed, and its frames once symbolicated. */
+interface ErrorStack {
+  stack?: string;
+  frames?: StackFrame[];
+}
+
+/** The stacks of the session's errors by their place (`seq:index`, the markers' keys). */
+function errorStacksOf(issues: SessionIssue[]): Map<string, ErrorStack> {
+  const stacks = new Map<string, ErrorStack>();
+  for (const issue of issues) {
+    if (issue.kind !== 'error' || issue.seq === undefined || issue.index === undefined) continue;
+    const { stack, frames } = issue.details;
+    stacks.set(`${issue.seq}:${issue.index}`, {
+      stack: typeof stack === 'string' ? stack : undefined,
+      frames: Array.isArray(frames) ? (frames as StackFrame[]) : undefined,
+    });
+  }
+  return stacks;
+}
+
+/** Under an error of the event list: its stack, closed until asked for. */
+function ErrorStackDetails({ marker, stack }: { marker: Marker; stack: ErrorStack }) {
+  const mapped = stack.frames?.some((frame) => frame.mapped) === true;
+  return (
+    <details className="event-stack">
+      <summary>Stack{mapped ? ', original frames from the source map' : ''}</summary>
+      <StackTrace stack={stack.stack} frames={stack.frames} label={`Frames of ${marker.label}`} />
+    </details>
+  );
 }
 
 /** `/sessions/:id`: the session's replay, its markers and events, and sharing it. */
@@ -80,10 +119,20 @@ export function SessionPage() {
       return {
         markers: mergeMarkers(markersOfEvents(events, start), markersOfFindings(issues.items, start)),
         requests: requestsOf(events, start),
+        errorStacks: errorStacksOf(issues.items),
       };
     },
   });
   const requests = markers.data?.requests;
+  const errorStacks = markers.data?.errorStacks;
+  const eventDetails = useCallback(
+    (marker: Marker) => {
+      const stack = marker.kind === 'error' ? errorStacks?.get(marker.key) : undefined;
+      if (stack === undefined || (stack.stack === undefined && stack.frames === undefined)) return null;
+      return <ErrorStackDetails marker={marker} stack={stack} />;
+    },
+    [errorStacks],
+  );
   const loadChunk = useCallback(
     (seq: number) => api<StoredChunk>('GET', `/v1/sessions/${encodeURIComponent(id)}/chunks/${seq}`),
     [id],
@@ -135,6 +184,7 @@ export function SessionPage() {
                   initialOffset={offset}
                   skipInactive={skipInactive}
                   onSettled={onSettled}
+                  eventDetails={eventDetails}
                   panels={(playback) => (
                     <NetworkPanel sessionId={session.id} requests={requests} playback={playback} />
                   )}

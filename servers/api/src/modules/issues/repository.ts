@@ -213,3 +213,58 @@ export async function findClusterSessionsPage(
     more: rows.length > options.limit,
   };
 }
+
+/** The error signal of a cluster's newest occurrence (`GET /v1/issues/{id}`'s `latestError`). */
+export interface LatestErrorRow {
+  session_id: string;
+  t: Date;
+  name: string;
+  message: string | null;
+  /** The signal's details: `stack` as printed, `frames` once symbolicated. */
+  details: Record<string, unknown>;
+}
+
+/**
+ * The error signal of the newest occurrence (by when the server recorded it, then when it
+ * happened) of the project's error cluster `clusterId`; `undefined` for a detector cluster or
+ * one without occurrences. An occurrence `error:<seq>:<event index>` is that signal of its session.
+ *
+ * @example
+ * ```ts
+ * const latest = await findLatestClusterError(database, project.id, 'cl_01JD2S5V8Q8C4Y3K2W9T7N6M5H');
+ * latest?.details.frames; // the symbolicated frames, when a source map mapped them
+ * ```
+ */
+export async function findLatestClusterError(
+  database: Executor,
+  projectId: string,
+  clusterId: string,
+): Promise<LatestErrorRow | undefined> {
+  // The newest occurrence first (index cluster_occurrences_cluster), then its signal by key.
+  const latest = database
+    .selectFrom('cluster_occurrences')
+    .select(['project_id', 'session_id', 'occurrence_key'])
+    .where('project_id', '=', projectId)
+    .where('cluster_id', '=', clusterId)
+    .where('occurrence_key', 'like', 'error:%')
+    .orderBy('seen_at', 'desc')
+    .orderBy('t', 'desc')
+    .orderBy('occurrence_key', 'desc')
+    .limit(1)
+    .as('latest');
+  return database
+    .selectFrom(latest)
+    .innerJoin('session_signals as error', (join) =>
+      join
+        .onRef('error.project_id', '=', 'latest.project_id')
+        .onRef('error.session_id', '=', 'latest.session_id'),
+    )
+    .select(['error.session_id', 'error.t', 'error.name', 'error.message', 'error.details'])
+    .where('error.kind', '=', 'error')
+    .where(
+      'latest.occurrence_key',
+      '=',
+      sql<string>`'error:' || ${sql.ref('error.seq')} || ':' || ${sql.ref('error.event_index')}`,
+    )
+    .executeTakeFirst();
+}

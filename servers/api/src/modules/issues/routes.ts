@@ -21,6 +21,8 @@ import {
   findClusterByFingerprint,
   findClusterSessionsPage,
   findClustersPage,
+  findLatestClusterError,
+  type LatestErrorRow,
   setClusterStatus,
   setClustersStatus,
 } from './repository.ts';
@@ -55,6 +57,58 @@ const clusterSchema = z.object({
   resolvedRelease: z.string().optional(),
 });
 type ClusterView = z.infer<typeof clusterSchema>;
+
+const printedFrameSchema = z.object({
+  file: z.string().optional(),
+  line: z.int().optional(),
+  column: z.int().optional(),
+  function: z.string().optional(),
+});
+
+/** A frame of a session error as processing stored it (the shape of `POST /v1/symbolicate`'s). */
+const storedFrameSchema = z.union([
+  printedFrameSchema.extend({
+    mapped: z.literal(true),
+    file: z.string(),
+    line: z.int(),
+    column: z.int(),
+    /** The frame as the browser printed it (minified). */
+    generated: printedFrameSchema,
+    /** Lines of the original source around `line`, when the map carries them. */
+    context: z
+      .object({ before: z.array(z.string()), line: z.string(), after: z.array(z.string()) })
+      .optional(),
+  }),
+  printedFrameSchema.extend({ mapped: z.literal(false) }),
+]);
+
+/** The error of a cluster's newest occurrence: its stack as printed, its frames once symbolicated. */
+const latestErrorSchema = z.object({
+  sessionId: z.string(),
+  t: z.iso.datetime(),
+  name: z.string(),
+  message: z.string().optional(),
+  stack: z.string().optional(),
+  /** Top frame first; only when a source map mapped at least one frame. */
+  frames: z.array(storedFrameSchema).optional(),
+});
+
+/** `GET /v1/issues/{id}`: the cluster, and for an error cluster its latest error. */
+const clusterDetailSchema = clusterSchema.extend({ latestError: latestErrorSchema.optional() });
+
+/** The latest error's view; frames that do not read as stored frames are left out. */
+function toLatestErrorView(row: LatestErrorRow): z.infer<typeof latestErrorSchema> {
+  const { stack, frames } = row.details;
+  const parsedFrames = z.array(storedFrameSchema).safeParse(frames);
+  return {
+    sessionId: row.session_id,
+    t: new Date(row.t).toISOString(),
+    name: row.name,
+    message: row.message ?? undefined,
+    stack: typeof stack === 'string' ? stack : undefined,
+    frames: parsedFrames.success ? parsedFrames.data : undefined,
+  };
+}
 
 const listQuerySchema = z.strictObject({
   limit: integerParameter(1, MAX_ISSUES_LIMIT).optional(),
@@ -203,15 +257,20 @@ export default async function issueRoutes(fastify: FastifyInstance) {
     '/v1/issues/:id',
     {
       schema: {
-        summary: 'One issue cluster',
+        summary:
+          'One issue cluster; an error cluster with its latest error (original frames once symbolicated)',
         params: z.object({ id: clusterIdSchema }),
-        response: { 200: clusterSchema },
+        response: { 200: clusterDetailSchema },
       },
     },
     async (request) => {
-      const cluster = await findCluster(database, request.auth.project.id, request.params.id);
+      const projectId = request.auth.project.id;
+      const cluster = await findCluster(database, projectId, request.params.id);
       if (cluster === undefined) throw notFound(`No issue ${request.params.id}`);
-      return withCount(database, request.auth.project.id, cluster);
+      const view = await withCount(database, projectId, cluster);
+      if (cluster.kind !== 'error') return view;
+      const latest = await findLatestClusterError(database, projectId, cluster.id);
+      return latest === undefined ? view : { ...view, latestError: toLatestErrorView(latest) };
     },
   );
 

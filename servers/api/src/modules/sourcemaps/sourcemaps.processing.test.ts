@@ -4,11 +4,13 @@ import { expectJson, type Json } from '../../../test/http.ts';
 import { newSessionId, postChunk } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
+import { createId } from '../../platform/ids.ts';
 import { type BuiltBundle, buildCheckout, CALL_LINE, stackOf, THROW_LINE } from './sourcemaps.fixture.ts';
 
 // Errors of sessions through the source maps, in processing: fingerprinted by their original
 // frames (one bug in two builds is one cluster), a cluster made before the map keeps its id, and
-// the session's error shows the mapped frames.
+// the session's error shows the mapped frames, as does its cluster's latest error
+// (`GET /v1/issues/{id}`).
 
 const URL_OF_BUNDLE = 'https://shop.example.com/static/js/main.js';
 const T0 = Date.parse('2026-11-25T09:00:00Z');
@@ -47,9 +49,14 @@ describe.each(ENGINES)('symbolicated errors in processing, on %s', (engine) => {
     expect(response.status).toBe(201);
   }
 
+  /** The stack each session's error was sent with, by session id. */
+  const sentStacks = new Map<string, string>();
+
   /** A session of `release` whose page threw the checkout error of `bundle`; processed. */
   async function erroredSession(project: TestProject, bundle: BuiltBundle, release: string) {
     const sessionId = newSessionId();
+    const stack = stackOf(bundle, URL_OF_BUNDLE);
+    sentStacks.set(sessionId, stack);
     const chunk = {
       v: 1,
       sessionId,
@@ -62,7 +69,7 @@ describe.each(ENGINES)('symbolicated errors in processing, on %s', (engine) => {
           type: 'error',
           name: 'TypeError',
           message: 'cart has no items',
-          stack: stackOf(bundle, URL_OF_BUNDLE),
+          stack,
           source: 'onerror',
         },
       ],
@@ -85,11 +92,67 @@ describe.each(ENGINES)('symbolicated errors in processing, on %s', (engine) => {
     return (expectJson(response, 200).items as Json[]).find((item) => item.kind === 'error');
   }
 
-  it('without maps, two builds of one bug are two clusters (the control)', async () => {
+  async function issueDetail(project: TestProject, id: string) {
+    return expectJson(await test.app.inject({ url: `/v1/issues/${id}`, headers: project.headers }), 200);
+  }
+
+  it('without maps, two builds of one bug are two clusters (the control), each showing its raw stack', async () => {
     const project = await test.createProject('No maps');
-    await erroredSession(project, buildOne, '1.0.0');
-    await erroredSession(project, buildTwo, '1.1.0');
-    expect(await errorClusters(project)).toHaveLength(2);
+    const first = await erroredSession(project, buildOne, '1.0.0');
+    const second = await erroredSession(project, buildTwo, '1.1.0');
+    const clusters = await errorClusters(project);
+    expect(clusters).toHaveLength(2);
+    const latestErrors = await Promise.all(
+      clusters.map(async (cluster) => (await issueDetail(project, cluster.id)).latestError),
+    );
+    expect(latestErrors.map((error) => error.sessionId).sort()).toEqual([first, second].sort());
+    for (const error of latestErrors) {
+      expect(error).toMatchObject({
+        name: 'TypeError',
+        message: 'cart has no items',
+        t: new Date(T0 + 1_000).toISOString(),
+      });
+      expect(error.frames).toBeUndefined();
+      expect(error.stack).toBe(sentStacks.get(error.sessionId));
+    }
+  });
+
+  it('a detector cluster has no latest error', async () => {
+    const project = await test.createProject('Detector');
+    const sessionId = await erroredSession(project, buildOne, '1.0.0');
+    const id = createId('cl');
+    const seen = new Date(T0);
+    const database = test.database.database;
+    await database
+      .insertInto('issue_clusters')
+      .values({
+        project_id: project.project.id,
+        id,
+        fingerprint: 'webrtc_one_way_media',
+        kind: 'webrtc_one_way_media',
+        title: 'One-way media in a call',
+        severity: 'high',
+        first_seen_at: seen,
+        last_seen_at: seen,
+        last_release: null,
+      })
+      .execute();
+    await database
+      .insertInto('cluster_occurrences')
+      .values({
+        project_id: project.project.id,
+        session_id: sessionId,
+        occurrence_key: 'finding:pc0:webrtc_one_way_media',
+        cluster_id: id,
+        t: seen,
+        seen_at: new Date(),
+        release: '1.0.0',
+        environment: null,
+      })
+      .execute();
+    const detail = await issueDetail(project, id);
+    expect(detail).toMatchObject({ id, kind: 'webrtc_one_way_media', occurrences: 1 });
+    expect(detail).not.toHaveProperty('latestError');
   });
 
   it('with maps, two builds are one cluster, the cluster made before the map keeps its id, and the error shows its original frames', async () => {
@@ -99,11 +162,18 @@ describe.each(ENGINES)('symbolicated errors in processing, on %s', (engine) => {
     const [before] = await errorClusters(project);
     expect(before).toMatchObject({ occurrences: 1 });
     expect((await sessionError(project, early)).details.frames).toBeUndefined();
+    const unmapped = (await issueDetail(project, before.id)).latestError;
+    expect(unmapped).toMatchObject({
+      sessionId: early,
+      name: 'TypeError',
+      stack: sentStacks.get(early),
+    });
+    expect(unmapped.frames).toBeUndefined();
 
     await upload(project, buildOne, '1.0.0');
     const mapped = await erroredSession(project, buildOne, '1.0.0');
     await upload(project, buildTwo, '1.1.0');
-    await erroredSession(project, buildTwo, '1.1.0');
+    const secondBuild = await erroredSession(project, buildTwo, '1.1.0');
 
     const clusters = await errorClusters(project);
     expect(clusters).toHaveLength(1);
@@ -122,6 +192,24 @@ describe.each(ENGINES)('symbolicated errors in processing, on %s', (engine) => {
     ]);
     expect(error.details.frames[0].context.line).toContain("throw new TypeError('cart has no items')");
     expect(error.details.frames[0].generated).toMatchObject({ file: URL_OF_BUNDLE, line: 1 });
+
+    // The cluster shows its newest occurrence: the second build's session, its original frames.
+    const latest = (await issueDetail(project, before.id)).latestError;
+    expect(latest).toMatchObject({
+      sessionId: secondBuild,
+      name: 'TypeError',
+      message: 'cart has no items',
+      stack: sentStacks.get(secondBuild),
+    });
+    // The second build's source starts with its four padding lines.
+    expect(latest.frames.slice(0, 2)).toMatchObject([
+      { mapped: true, file: 'src/checkout.ts', line: THROW_LINE + 4, function: 'validate' },
+      { mapped: true, file: 'src/checkout.ts', line: CALL_LINE + 4, function: 'checkout' },
+    ]);
+    expect(latest.frames[0].context.line).toContain("throw new TypeError('cart has no items')");
+    expect(latest.frames[0].context.before.length).toBeGreaterThan(0);
+    expect(latest.frames[0].generated).toMatchObject({ file: URL_OF_BUNDLE, line: 1 });
+    expect(latest.frames).toEqual((await sessionError(project, secondBuild)).details.frames);
 
     // A third build, first seen with its map already there: found by the symbolicated fingerprint.
     const buildThree = await buildCheckout({ name: 'main.js', debugId: true, padding: 9 });
