@@ -142,8 +142,8 @@ describe.each(ENGINES)('a Vite build with @svc/sourcemaps, symbolicated by the s
       const frames = await symbolicate({ ...release, stack });
       expect(frames[0]).toMatchObject({
         mapped: true,
-        // As the map names it: relative to the map, in dist-*/assets/.
-        file: '../../src/checkout.ts',
+        // The map names it relative to itself (../../src/checkout.ts, from dist-*/assets/): read as a project path.
+        file: 'src/checkout.ts',
         line: THROW_LINE,
         function: 'validate',
         generated: { file: url, line: 1 },
@@ -152,7 +152,7 @@ describe.each(ENGINES)('a Vite build with @svc/sourcemaps, symbolicated by the s
       // The caller: checkout's call of validate (minified to `Object.t [as checkout]`).
       expect(frames[1]).toMatchObject({
         mapped: true,
-        file: '../../src/checkout.ts',
+        file: 'src/checkout.ts',
         line: CALL_LINE,
         function: 'checkout',
         generated: { file: url, line: 1 },

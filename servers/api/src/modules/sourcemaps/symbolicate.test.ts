@@ -49,6 +49,20 @@ describe('symbolicateFrames', () => {
     expect(frames.slice(2).every((frame) => !frame.mapped)).toBe(true);
   });
 
+  it('names the original file as a project path whatever folder or bundler wrote the map', async () => {
+    for (const source of ['../../src/checkout.ts', 'webpack://shop/./src/checkout.ts', './src/checkout.ts']) {
+      const map = new TraceMap({ ...JSON.parse(bundle.map), sources: [source] });
+      const [top] = await symbolicateFrames(stackFrames(stackOf(bundle, URL_OF_BUNDLE)), async () => map);
+      expect(top).toMatchObject({
+        mapped: true,
+        file: 'src/checkout.ts',
+        line: THROW_LINE,
+        function: 'validate',
+      });
+      expect(top?.mapped === true && top.context?.line).toContain('throw new TypeError');
+    }
+  });
+
   it('reads Firefox and Safari stacks', async () => {
     const map = new TraceMap(bundle.map);
     const v8 = stackFrames(stackOf(bundle, URL_OF_BUNDLE));

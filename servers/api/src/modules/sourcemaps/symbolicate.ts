@@ -102,7 +102,7 @@ export async function symbolicateFrames(
       frame.function;
     return {
       mapped: true,
-      file: position.source,
+      file: sourcePath(position.source),
       line: position.line,
       column: position.column + 1,
       ...(name === undefined ? {} : { function: name }),
@@ -118,6 +118,16 @@ export async function symbolicateFrames(
           }),
     };
   });
+}
+
+/**
+ * A map's source as a path in the project: bundlers write them relative to the map
+ * (`../../src/checkout.ts` from `dist/assets/`) or under a scheme of their own
+ * (`webpack://shop/./src/checkout.ts`); both read `src/checkout.ts`, so a frame (and the
+ * fingerprint made of it) does not change with the output folder or the bundler.
+ */
+function sourcePath(source: string): string {
+  return source.replace(/^webpack:\/\/[^/]*\//, '').replace(/^(?:\.{1,2}\/)+/, '') || source;
 }
 
 /** The lines of a map's sources, split once per map and source (a source may be megabytes). */
