@@ -5,8 +5,14 @@ import type { MasterKey } from '../../platform/crypto/index.ts';
 import { insertBatches } from '../../platform/database/insert-batches.ts';
 import type { Database } from '../../platform/database/schema.ts';
 import type { NewClickFact, NewPageView } from '../../platform/database/tables/insights.table.ts';
-import { createPollingLoop, type PollingLoop, runConcurrently } from '../../platform/jobs/polling-loop.ts';
-import { backoffMs, claimStatement, type JobTable, releaseFailedJob } from '../../platform/jobs/queue.ts';
+import type { PollingLoop } from '../../platform/jobs/polling-loop.ts';
+import {
+  claimSessionJobs,
+  createSessionJobWorker,
+  finishSessionJob,
+  type SessionJob,
+  sessionQueue,
+} from '../../platform/jobs/session-jobs.ts';
 import { readSettingsText } from '../projects/index.ts';
 import { readChunkBytes } from '../sessions/index.ts';
 import {
@@ -26,7 +32,7 @@ import {
 // session again from all its chunks. Idempotent, and safe with any number of workers: a run
 // writes only over the progress version it read.
 
-const INSIGHT_JOBS: JobTable = { name: 'insight_jobs', key: ['project_id', 'session_id'] };
+const INSIGHT_JOBS = sessionQueue('insight_jobs');
 
 /** Bumped when the facts of a session would come out differently: stored progress is then redone. */
 const FACTS_VERSION = 1;
@@ -40,12 +46,7 @@ export interface FactsJobDependencies {
 }
 
 /** A claimed job. */
-export interface FactsJob {
-  projectId: string;
-  sessionId: string;
-  generation: number;
-  attempts: number;
-}
+export type FactsJob = SessionJob;
 
 /** What one run did. */
 export interface FactsJobResult {
@@ -77,30 +78,12 @@ class ProgressConflict extends Error {}
  * for (const job of await claimFactsJobs(database, 8, 60_000)) await runFactsJob(dependencies, job);
  * ```
  */
-export async function claimFactsJobs(
+export function claimFactsJobs(
   database: Kysely<Database>,
   limit: number,
   leaseMs: number,
 ): Promise<FactsJob[]> {
-  const { rows } = await sql<{
-    project_id: string;
-    session_id: string;
-    generation: number;
-    attempts: number;
-  }>`${sql.raw(
-    claimStatement(INSIGHT_JOBS, {
-      now: 'now()',
-      leaseUntil: `now() + make_interval(secs => ${Number(leaseMs) / 1000})`,
-      limit: String(Math.max(1, Math.floor(limit))),
-      returning: ['project_id', 'session_id', 'generation', 'attempts'],
-    }),
-  )}`.execute(database);
-  return rows.map((row) => ({
-    projectId: row.project_id,
-    sessionId: row.session_id,
-    generation: row.generation,
-    attempts: row.attempts,
-  }));
+  return claimSessionJobs(database, INSIGHT_JOBS, limit, leaseMs);
 }
 
 /** A chunk's wire events, as the facts read them. */
@@ -153,7 +136,7 @@ async function runOnce(dependencies: FactsJobDependencies, job: FactsJob): Promi
     .executeTakeFirst();
   const nothing = { chunksRead: 0, events: 0, recomputed: false, views: 0, clicks: 0 };
   if (project === undefined) {
-    await finishFactsJob(database, job);
+    await finishSessionJob(database, INSIGHT_JOBS, job);
     return nothing;
   }
   const progress = await database
@@ -299,7 +282,7 @@ async function runOnce(dependencies: FactsJobDependencies, job: FactsJob): Promi
         )
         .execute();
     }
-    await finishFactsJob(transaction, job);
+    await finishSessionJob(transaction, INSIGHT_JOBS, job);
   });
   return {
     chunksRead: fresh.length,
@@ -396,25 +379,6 @@ async function saveProgress(
   return Number(updated.numUpdatedRows) === 1;
 }
 
-/** Ends a job that ran: deleted unless a chunk arrived meanwhile (its generation moved: due again). */
-async function finishFactsJob(
-  executor: Kysely<Database> | Transaction<Database>,
-  job: FactsJob,
-): Promise<void> {
-  await executor
-    .deleteFrom('insight_jobs')
-    .where('project_id', '=', job.projectId)
-    .where('session_id', '=', job.sessionId)
-    .where('generation', '=', job.generation)
-    .execute();
-  await executor
-    .updateTable('insight_jobs')
-    .set({ locked_until: null, attempts: 0, last_error: null, finished_at: new Date() })
-    .where('project_id', '=', job.projectId)
-    .where('session_id', '=', job.sessionId)
-    .execute();
-}
-
 /** Totals of a facts worker since it was created. */
 interface FactsWorkerStats {
   jobs: number;
@@ -442,43 +406,25 @@ export function createFactsWorker(
   dependencies: FactsJobDependencies,
   options: { pollMs?: number; batchSize?: number; concurrency?: number; leaseMs?: number } = {},
 ): FactsWorker {
-  const batchSize = options.batchSize ?? 8;
-  const leaseMs = options.leaseMs ?? 120_000;
-  const totals: FactsWorkerStats = { jobs: 0, failures: 0, chunksRead: 0, recomputed: 0 };
-  const loop = createPollingLoop(
-    async () => {
-      const jobs = await claimFactsJobs(dependencies.database, batchSize, leaseMs);
-      await runConcurrently(jobs, Math.max(1, options.concurrency ?? 1), async (job) => {
-        try {
-          const result = await runFactsJob(dependencies, job);
-          totals.jobs += 1;
-          totals.chunksRead += result.chunksRead;
-          if (result.recomputed) totals.recomputed += 1;
-        } catch (error) {
-          totals.failures += 1;
-          dependencies.log.error(
-            { err: error, projectId: job.projectId, sessionId: job.sessionId, attempts: job.attempts },
-            'deriving session facts failed; the job will be retried',
-          );
-          await releaseFailedJob(
-            dependencies.database,
-            INSIGHT_JOBS,
-            { project_id: job.projectId, session_id: job.sessionId },
-            { retryAt: new Date(Date.now() + backoffMs(job.attempts)), error },
-          ).catch((failure: unknown) =>
-            dependencies.log.error({ err: failure }, 'could not release a facts job'),
-          );
-        }
-      });
-      return { ran: jobs.length, more: jobs.length >= batchSize };
+  const totals = { jobs: 0, chunksRead: 0, recomputed: 0 };
+  const loop = createSessionJobWorker(
+    dependencies,
+    INSIGHT_JOBS,
+    {
+      what: 'deriving session facts',
+      async run(job) {
+        const result = await runFactsJob(dependencies, job);
+        totals.jobs += 1;
+        totals.chunksRead += result.chunksRead;
+        if (result.recomputed) totals.recomputed += 1;
+      },
     },
     {
-      pollMs: options.pollMs ?? 2_000,
-      onError: (error) => dependencies.log.error({ err: error }, 'could not claim facts jobs'),
+      batchSize: options.batchSize ?? 8,
+      leaseMs: options.leaseMs ?? 120_000,
+      concurrency: options.concurrency ?? 1,
+      ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
     },
   );
-  return {
-    ...loop,
-    stats: () => ({ ...totals }),
-  };
+  return { ...loop, stats: () => ({ ...totals, failures: loop.failures() }) };
 }

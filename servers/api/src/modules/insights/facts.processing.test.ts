@@ -4,7 +4,7 @@ import { apiClient } from '../../../test/http.ts';
 import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
-import { claimFactsJobs, runFactsJob } from './index.ts';
+import { claimFactsJobs, createFactsWorker, runFactsJob } from './index.ts';
 import { chunksOf, sessionEvents, T0 } from './insights.fixture.ts';
 
 // The facts job end to end on both engines: chunks through the real ingest route, jobs queued in
@@ -229,9 +229,21 @@ describe.each(ENGINES)('the facts job on %s', (engine) => {
     const sealed = await blobStore.get(blob_key);
     if (sealed === null) throw new Error('missing blob');
     await blobStore.delete(blob_key);
-    const [job] = await claimFactsJobs(database, 10, 60_000);
-    if (job === undefined) throw new Error('no job');
-    await expect(runFactsJob(dependencies(), job)).rejects.toThrow(/missing/);
+    // The worker's run throws: the job is released with a backoff and its error, never lost.
+    const worker = createFactsWorker(dependencies());
+    await worker.runUntilIdle();
+    expect(worker.stats()).toMatchObject({ jobs: 0, failures: 1 });
+    const released = await database
+      .selectFrom('insight_jobs')
+      .select(['due_at', 'locked_until', 'attempts', 'last_error'])
+      .where('session_id', '=', sessionId)
+      .executeTakeFirstOrThrow();
+    expect(released).toMatchObject({
+      locked_until: null,
+      attempts: 1,
+      last_error: expect.stringMatching(/missing/),
+    });
+    expect(released.due_at.getTime()).toBeGreaterThan(Date.now());
     expect(await factsOf(sessionId)).toEqual(before);
     await blobStore.put(blob_key, sealed);
     await database
