@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { AssetKind } from '../../platform/database/tables/assets.table.ts';
-import type { DestinationPolicy } from '../../platform/http/destination-policy.ts';
+import { type DestinationPolicy, policyLookup } from '../../platform/http/destination-policy.ts';
 
 /** The largest archived stylesheet, counted while it streams in. */
 const MAX_STYLESHEET_BYTES = 2 * 1024 * 1024;
@@ -99,30 +98,9 @@ export async function fetchAsset(fetch: AssetFetch): Promise<AssetFetchResult> {
     const fail = (error: string) => finish({ success: false, error, refused: refusal !== undefined });
     const timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms`), timeoutMs);
 
-    const lookup: net.LookupFunction = (name, options, callback) => {
-      dns.lookup(
-        name,
-        { all: true, family: options.family ?? 0, hints: options.hints },
-        (error, addresses) => {
-          if (error !== null) return callback(error, '', 0);
-          for (const { address, family } of addresses) {
-            const reason = policy.refusal(name, address, family === 4 ? 4 : 6);
-            if (reason !== undefined) {
-              refusal = reason;
-              return callback(
-                Object.assign(new Error(reason), { code: 'ERR_ASSET_DESTINATION_REFUSED' }),
-                '',
-                0,
-              );
-            }
-          }
-          if (options.all === true) return callback(null, addresses);
-          const [first] = addresses;
-          if (first !== undefined) return callback(null, first.address, first.family);
-          callback(Object.assign(new Error(`no address for ${name}`), { code: 'ENOTFOUND' }), '', 0);
-        },
-      );
-    };
+    const lookup = policyLookup(policy, 'ERR_ASSET_DESTINATION_REFUSED', (reason) => {
+      refusal = reason;
+    });
 
     request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'GET',

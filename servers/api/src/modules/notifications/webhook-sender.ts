@@ -1,8 +1,7 @@
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import type { DestinationPolicy } from '../../platform/http/destination-policy.ts';
+import { type DestinationPolicy, policyLookup } from '../../platform/http/destination-policy.ts';
 
 /** One webhook attempt: where, what, and under which destination policy. */
 export interface WebhookPost {
@@ -146,29 +145,9 @@ export async function postWebhook(post: WebhookPost): Promise<WebhookResult> {
       finish({ outcome: 'failed', error: `timed out after ${timeoutMs} ms` });
     }, timeoutMs);
 
-    // Resolves as the connection asks (one address, or all for happy eyeballs) and refuses the
-    // lookup if the policy refuses any address it could connect to. Node calls this only for names.
-    const lookup: net.LookupFunction = (name, options, callback) => {
-      dns.lookup(
-        name,
-        { all: true, family: options.family ?? 0, hints: options.hints },
-        (error, addresses) => {
-          if (error !== null) return callback(error, '', 0);
-          for (const { address, family } of addresses) {
-            const reason = policy.refusal(name, address, family === 4 ? 4 : 6);
-            if (reason !== undefined) {
-              refusal = reason;
-              const refused = Object.assign(new Error(reason), { code: 'ERR_WEBHOOK_DESTINATION_REFUSED' });
-              return callback(refused, '', 0);
-            }
-          }
-          if (options.all === true) return callback(null, addresses);
-          const [first] = addresses;
-          if (first !== undefined) return callback(null, first.address, first.family);
-          callback(Object.assign(new Error(`no address for ${name}`), { code: 'ENOTFOUND' }), '', 0);
-        },
-      );
-    };
+    const lookup = policyLookup(policy, 'ERR_WEBHOOK_DESTINATION_REFUSED', (reason) => {
+      refusal = reason;
+    });
 
     try {
       request = (url.protocol === 'https:' ? https : http).request(url, {

@@ -1,3 +1,4 @@
+import dns from 'node:dns';
 import net from 'node:net';
 import { domainToASCII } from 'node:url';
 
@@ -209,4 +210,39 @@ function ipv6Groups(address: string): number[] {
     ...new Array<number>(8 - headGroups.length - tailGroups.length).fill(0),
     ...tailGroups,
   ];
+}
+
+/**
+ * The `lookup` of an outgoing connection under `policy`: resolves as the connection asks (one
+ * address, or all for happy eyeballs) and refuses the lookup, with an error of `code`, when the
+ * policy refuses any address it could connect to (`onRefused` gets the reason first). Node calls
+ * it only for names; IP literals are checked by the caller before connecting.
+ *
+ * @example
+ * ```ts
+ * const lookup = policyLookup(policy, 'ERR_WEBHOOK_DESTINATION_REFUSED', (reason) => { refusal = reason; });
+ * http.request(url, { lookup, agent: false });
+ * ```
+ */
+export function policyLookup(
+  policy: DestinationPolicy,
+  code: string,
+  onRefused: (reason: string) => void,
+): net.LookupFunction {
+  return (name, options, callback) => {
+    dns.lookup(name, { all: true, family: options.family ?? 0, hints: options.hints }, (error, addresses) => {
+      if (error !== null) return callback(error, '', 0);
+      for (const { address, family } of addresses) {
+        const reason = policy.refusal(name, address, family === 4 ? 4 : 6);
+        if (reason !== undefined) {
+          onRefused(reason);
+          return callback(Object.assign(new Error(reason), { code }), '', 0);
+        }
+      }
+      if (options.all === true) return callback(null, addresses);
+      const [first] = addresses;
+      if (first !== undefined) return callback(null, first.address, first.family);
+      callback(Object.assign(new Error(`no address for ${name}`), { code: 'ENOTFOUND' }), '', 0);
+    });
+  };
 }
