@@ -7,6 +7,7 @@ const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.me
   peerDependencies?: Record<string, string>;
   exports: Record<string, unknown>;
   bin: Record<string, string>;
+  files: string[];
   engines: { node: string };
 };
 
