@@ -58,6 +58,22 @@ export interface RecordedPage {
   close(): Promise<void>;
 }
 
+/** Serves `html` at `/` and the SDK bundle at `/sdk.js` on a port of its own (127.0.0.1). */
+export async function servePage(html: string, sdk: string): Promise<RecordedPage> {
+  const server: Server = createServer((request, response) => {
+    if (request.url === '/sdk.js') response.writeHead(200, { 'content-type': 'text/javascript' }).end(sdk);
+    else if (request.url === '/') response.writeHead(200, { 'content-type': 'text/html' }).end(html);
+    else response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no address');
+  return {
+    url: `http://127.0.0.1:${address.port}/`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
 /** Serves the test page (with the SDK sending to `dashboard.base`) on a port of its own. */
 export async function serveRecordedPage(dashboard: Dashboard): Promise<RecordedPage> {
   const sdk = await sdkBundle();
@@ -82,18 +98,7 @@ document.getElementById('break').addEventListener('click', () => {
   throw new Error('Replay test failure');
 });
 </script></body></html>`;
-  const server: Server = createServer((request, response) => {
-    if (request.url === '/sdk.js') response.writeHead(200, { 'content-type': 'text/javascript' }).end(sdk);
-    else if (request.url === '/') response.writeHead(200, { 'content-type': 'text/html' }).end(html);
-    else response.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no address');
-  return {
-    url: `http://127.0.0.1:${address.port}/`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  return servePage(html, sdk);
 }
 
 /** What the SDK recorded: the session id and the moments the test acted. */

@@ -17,7 +17,7 @@ import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-log
 import { SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { Browser } from 'playwright-core';
 import type { Dashboard } from './harness.ts';
-import { type Json, sdkBundle } from './recorded-page.ts';
+import { type Json, sdkBundle, servePage } from './recorded-page.ts';
 
 // A small Node HTTP service instrumented with the real OpenTelemetry SDK, as a customer's backend
 // is: the trace SDK with Node's context manager (AsyncLocalStorage) and the W3C trace context
@@ -226,18 +226,7 @@ document.getElementById('logo').addEventListener('click', () => {
   fetch('/logo.png').then((answer) => show('logo ' + answer.status));
 });
 </script></body></html>`;
-  const server: Server = createServer((request, response) => {
-    if (request.url === '/sdk.js') response.writeHead(200, { 'content-type': 'text/javascript' }).end(sdk);
-    else if (request.url === '/') response.writeHead(200, { 'content-type': 'text/html' }).end(html);
-    else response.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no address');
-  return {
-    url: `http://127.0.0.1:${address.port}/`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  return servePage(html, sdk);
 }
 
 /** What the shopper did, in epoch ms measured in the page. */
