@@ -1,4 +1,5 @@
-import type { ColumnType, Insertable } from 'kysely';
+import type { Insertable } from 'kysely';
+import type { SessionJobsTable } from './session-jobs.table.ts';
 
 /**
  * `archived`: the content is in the blob store under its sha256; `failed`: the fetch failed
@@ -38,18 +39,8 @@ export interface SessionAssetsTable {
   fetched_at: Date;
 }
 
-/** The archiving job's queue: one row per session with new full snapshots (as `insight_jobs`). */
-export interface AssetJobsTable {
-  project_id: string;
-  session_id: string;
-  /** Bumped by every chunk with a full snapshot: a worker deletes the row only if it did not move. */
-  generation: ColumnType<number, number | undefined, number>;
-  due_at: Date;
-  locked_until: Date | null;
-  attempts: ColumnType<number, number | undefined, number>;
-  last_error: string | null;
-  finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-}
+/** The archiving job's queue: one row per session with new full snapshots. */
+export type AssetJobsTable = SessionJobsTable;
 
 /** Per session, the last chunk the archiving job read. */
 export interface AssetProgressTable {

@@ -1,17 +1,8 @@
 import type { ColumnType, Insertable, JSONColumnType, Selectable } from 'kysely';
+import type { SessionJobsTable } from './session-jobs.table.ts';
 
 /** The facts job's queue (migration 2026-12-06-insights): one row per session with chunks to read. */
-export interface InsightJobsTable {
-  project_id: string;
-  session_id: string;
-  /** Bumped by every chunk: a worker deletes the row only if it did not move. */
-  generation: ColumnType<number, number | undefined, number>;
-  due_at: Date;
-  locked_until: Date | null;
-  attempts: ColumnType<number, number | undefined, number>;
-  last_error: string | null;
-  finished_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
-}
+export type InsightJobsTable = SessionJobsTable;
 
 /** Per session, where the facts job stands: its state (JSON text) and the chunks it consumed. */
 export interface InsightProgressTable {
