@@ -112,6 +112,29 @@ const probes: Record<string, { imports: string[]; flagged: string[] }> = {
     ],
     flagged: ['../issues/clusters.ts', '../insights/route.ts', '../assets/fetch-asset.ts'],
   },
+  'servers/api/src/modules/search/probe.ts': {
+    imports: ['../sessions/index.ts', '../calls/index.ts', '../processing/index.ts', '../analysis/index.ts'],
+    flagged: ['../analysis/index.ts'],
+  },
+  'servers/api/src/modules/ai/probe.ts': {
+    imports: [
+      '../search/index.ts',
+      '../analysis/index.ts',
+      '../analysis/transcript.ts',
+      '../reports/index.ts',
+    ],
+    flagged: ['../analysis/transcript.ts', '../reports/index.ts'],
+  },
+  'servers/api/src/modules/mcp/probe.ts': {
+    imports: [
+      '../search/index.ts',
+      '../analysis/index.ts',
+      '../ai/index.ts',
+      '../reports/index.ts',
+      '../../app.ts',
+    ],
+    flagged: ['../../app.ts'],
+  },
   // Tests compose what they need: the rules are for the code they test.
   'servers/api/src/modules/sessions/probe.test.ts': {
     imports: ['../issues/clusters.ts', '../../app.ts'],
