@@ -120,4 +120,6 @@ export const SCOPES = [
   'otlp:write',
   'sourcemaps:read',
   'sourcemaps:write',
+  'ai:read',
+  'ai:write',
 ] as const;

@@ -16,8 +16,15 @@ const READ: readonly Scope[] = [
   'notifications:read',
   'settings:read',
   'sourcemaps:read',
+  'ai:read',
 ];
-const MEMBER: readonly Scope[] = [...READ, 'sessions:write', 'issues:write', 'notifications:write'];
+const MEMBER: readonly Scope[] = [
+  ...READ,
+  'sessions:write',
+  'issues:write',
+  'notifications:write',
+  'ai:write',
+];
 const ADMIN: readonly Scope[] = [...MEMBER, 'settings:write', 'sourcemaps:write'];
 
 const ROLE_SCOPES: Readonly<Record<Role, ReadonlySet<Scope>>> = {

@@ -22,6 +22,8 @@ export const SCOPES = [
   'otlp:write',
   'sourcemaps:read',
   'sourcemaps:write',
+  'ai:read',
+  'ai:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -34,7 +36,8 @@ export type ScopeArea =
   | 'notifications'
   | 'settings'
   | 'sourcemaps'
-  | 'otlp';
+  | 'otlp'
+  | 'ai';
 
 /** A person's role in an organization (servers/api/README.md, Roles). */
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
