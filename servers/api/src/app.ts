@@ -20,6 +20,8 @@ import meRoutes from './modules/accounts/me-routes.ts';
 import mfaRoutes from './modules/accounts/mfa-routes.ts';
 import { findLiveSession } from './modules/accounts/repository.ts';
 import accountRoutes from './modules/accounts/routes.ts';
+import { issueExplainRoutes, sessionExplainRoutes } from './modules/ai/explain-routes.ts';
+import analysisRoutes from './modules/analysis/routes.ts';
 import assetRoutes, { shareAssetRoutes } from './modules/assets/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
 import funnelRoutes from './modules/insights/funnel-routes.ts';
@@ -127,6 +129,9 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(sourcemapRoutes); // /v1/sourcemaps, /v1/symbolicate
   await fastify.register(assetRoutes); // /v1/sessions/{id}/assets, /v1/assets/{sha256}
   await fastify.register(shareAssetRoutes); // /share/{token}/assets
+  await fastify.register(analysisRoutes, { prefix: '/v1/sessions' }); // transcript, repro
+  await fastify.register(sessionExplainRoutes, { prefix: '/v1/sessions' }); // summary, explain
+  await fastify.register(issueExplainRoutes, { prefix: '/v1/issues' }); // explain, draft-pr
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
   await fastify.register(webApp.routes);

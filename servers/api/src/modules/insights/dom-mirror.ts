@@ -1,32 +1,47 @@
 // The page's element tree as a session's rrweb events build it: a full snapshot, then its
-// mutations. Facts read click targets' selectors from it (selector.ts). Only what a selector is
-// made of is kept (node type, id, tag name, the `id` and `class` attributes, the children's
-// order): never text, input values or any other attribute, so nothing masked is ever held here,
-// and the mirror stays small enough to be kept between jobs.
+// mutations. Facts read click targets' selectors from it (selector.ts); by default only what a
+// selector is made of is kept (node type, id, tag name, the `id` and `class` attributes, the
+// children's order): never text, input values or any other attribute, so nothing masked is ever
+// held here, and the mirror stays small enough to be kept between jobs. A reader that names
+// elements as people do (analysis: a transcript's clicks by role and accessible name) asks for
+// more attributes and the text nodes' text, as the SDK recorded it (masked text stays masked).
 
 import { type IndexedNode, isSnapshotNode, type SnapshotNode } from './selector.ts';
+
+/** What a mirror keeps of each node besides its type, id, tag name and children. */
+export interface MirrorContent {
+  /** The attributes kept (their string values); the others are dropped. */
+  attributes: readonly string[];
+  /** Whether text nodes keep their `textContent` (and text mutations apply). */
+  text: boolean;
+}
 
 /** A snapshot's tree and each of its nodes by rrweb id. */
 export interface DomMirror {
   root: SnapshotNode;
   index: Map<number, IndexedNode>;
+  /** What its nodes keep. */
+  content: MirrorContent;
 }
 
-/** The attributes a selector reads. */
-const KEPT_ATTRIBUTES = ['id', 'class'] as const;
+/** What a selector reads: the `id` and `class` attributes, no text. */
+const SELECTOR_CONTENT: MirrorContent = { attributes: ['id', 'class'], text: false };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
-/** A serialized node with only what selectors read, and its subtree likewise; null if not a node. */
-function strip(value: unknown): SnapshotNode | null {
+/** A serialized node with only what `content` keeps, and its subtree likewise; null if not a node. */
+function strip(value: unknown, content: MirrorContent): SnapshotNode | null {
   if (!isSnapshotNode(value)) return null;
   const node: SnapshotNode = { type: value.type, id: value.id };
   if (typeof value.tagName === 'string') node.tagName = value.tagName;
+  if (content.text && typeof (value as { textContent?: unknown }).textContent === 'string') {
+    node.textContent = (value as { textContent: string }).textContent;
+  }
   if (isRecord(value.attributes)) {
     const attributes: Record<string, unknown> = {};
-    for (const name of KEPT_ATTRIBUTES) {
+    for (const name of content.attributes) {
       const attribute = value.attributes[name];
       if (typeof attribute === 'string') attributes[name] = attribute;
     }
@@ -34,7 +49,7 @@ function strip(value: unknown): SnapshotNode | null {
   }
   if (Array.isArray(value.childNodes)) {
     node.childNodes = value.childNodes.flatMap((child) => {
-      const stripped = strip(child);
+      const stripped = strip(child, content);
       return stripped === null ? [] : [stripped];
     });
   }
@@ -61,22 +76,23 @@ function unindex(index: Map<number, IndexedNode>, node: SnapshotNode): void {
 }
 
 /**
- * A mirror of an rrweb full snapshot's tree (`event.data.node`), stripped to what selectors read;
- * null when `root` is not a serialized node. Also reads a mirror's own `root` back (after it was
- * kept as JSON between jobs).
+ * A mirror of an rrweb full snapshot's tree (`event.data.node`), stripped to what `content` keeps
+ * (by default what selectors read); null when `root` is not a serialized node. Also reads a
+ * mirror's own `root` back (after it was kept as JSON between jobs).
  *
  * @example
  * ```ts
  * const mirror = mirrorOf(fullSnapshot.data.node);
  * selectorOf(mirror.index, clickedNodeId);
+ * const named = mirrorOf(fullSnapshot.data.node, { attributes: ['id', 'class', 'aria-label'], text: true });
  * ```
  */
-export function mirrorOf(root: unknown): DomMirror | null {
-  const stripped = strip(root);
+export function mirrorOf(root: unknown, content: MirrorContent = SELECTOR_CONTENT): DomMirror | null {
+  const stripped = strip(root, content);
   if (stripped === null) return null;
   const index = new Map<number, IndexedNode>();
   indexInto(index, stripped, null);
-  return { root: stripped, index };
+  return { root: stripped, index, content };
 }
 
 interface Add {
@@ -98,8 +114,8 @@ function isAdd(value: unknown): value is Add {
  * Applies an rrweb mutation (incremental snapshot, source Mutation: `removes`, `adds`,
  * `attributes`) to the mirror as rrweb's replayer does: removals first, then additions (each
  * before its `nextId` sibling, or last; an addition whose parent or next sibling comes in a later
- * addition of the same mutation waits for it), then the `id` and `class` attribute changes.
- * Whatever refers to a node the mirror does not have is left out.
+ * addition of the same mutation waits for it), then the changes of the attributes it keeps, and of
+ * texts when it keeps text. Whatever refers to a node the mirror does not have is left out.
  *
  * @example
  * ```ts
@@ -130,7 +146,7 @@ export function applyMutation(mirror: DomMirror, mutation: unknown): void {
         waiting.push(add);
         continue;
       }
-      const node = strip(add.node) as SnapshotNode;
+      const node = strip(add.node, mirror.content) as SnapshotNode;
       const previous = index.get(node.id);
       if (previous !== undefined) {
         const owner = previous.parentId === null ? undefined : index.get(previous.parentId);
@@ -150,7 +166,7 @@ export function applyMutation(mirror: DomMirror, mutation: unknown): void {
       for (const add of waiting) {
         const parent = index.get(add.parentId);
         if (parent === undefined) continue;
-        const node = strip(add.node) as SnapshotNode;
+        const node = strip(add.node, mirror.content) as SnapshotNode;
         if (index.has(node.id)) continue;
         parent.node.childNodes ??= [];
         parent.node.childNodes.push(node);
@@ -164,12 +180,18 @@ export function applyMutation(mirror: DomMirror, mutation: unknown): void {
     if (!isRecord(change) || typeof change.id !== 'number' || !isRecord(change.attributes)) continue;
     const node = index.get(change.id)?.node;
     if (node === undefined) continue;
-    for (const name of KEPT_ATTRIBUTES) {
+    for (const name of mirror.content.attributes) {
       if (!(name in change.attributes)) continue;
       const value = change.attributes[name];
       node.attributes ??= {};
       if (typeof value === 'string') node.attributes[name] = value;
       else delete node.attributes[name];
     }
+  }
+  if (!mirror.content.text) return;
+  for (const change of Array.isArray(mutation.texts) ? mutation.texts : []) {
+    if (!isRecord(change) || typeof change.id !== 'number') continue;
+    const node = index.get(change.id)?.node;
+    if (node !== undefined && typeof change.value === 'string') node.textContent = change.value;
   }
 }

@@ -9,6 +9,7 @@ export {
   type Interaction,
   toInteractions,
 } from './clicks.ts';
+export { applyMutation, type DomMirror, type MirrorContent, mirrorOf } from './dom-mirror.ts';
 export {
   claimFactsJobs,
   createFactsWorker,
@@ -17,6 +18,6 @@ export {
 } from './facts-job.ts';
 export { createRegressionWorker } from './regressions.ts';
 export { normalizeRoute } from './route.ts';
-export { indexSnapshot, selectorOf } from './selector.ts';
+export { type IndexedNode, indexSnapshot, type SnapshotNode, selectorOf } from './selector.ts';
 export { isRegression, normalUpperTail, twoProportionTest } from './stats.ts';
 export { rateVital, summarizeVital } from './vitals.ts';

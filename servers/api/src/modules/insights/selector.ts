@@ -12,6 +12,8 @@ export interface SnapshotNode {
   tagName?: string;
   attributes?: Record<string, unknown>;
   childNodes?: unknown[];
+  /** A text node's text (kept by mirrors that keep text; see dom-mirror.ts). */
+  textContent?: string;
 }
 
 /** A node of the index with its parent's id (`null` for the root). */

@@ -1,6 +1,7 @@
 // Sessions: ingest, stored chunks, session reading, visits and share links.
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
-export { chunkEvents, readChunkBytes } from './chunk-reader.ts';
+export { type ChunkReadLog, chunkEvents, readChunkBytes } from './chunk-reader.ts';
+export { sessionIdSchema } from './query.ts';
 export { readBody } from './request-body.ts';
-export { findActiveShareLink } from './session-queries.ts';
+export { findActiveShareLink, findSession, listChunks } from './session-queries.ts';

@@ -1,0 +1,10 @@
+// Analysis: a session's transcript (a compact text timeline with evidence ids), the deterministic
+// explanations of sessions, calls and issue clusters from written tables of causes, and
+// reproductions (steps and a Playwright script). No model: the ai module adds prose on top.
+// Other modules import this module only through this file (servers/api/README.md, Layout).
+
+export { explainCall, explainSession } from './explain.ts';
+export { explainCluster } from './explain-cluster.ts';
+export { readTranscriptSources } from './session-source.ts';
+export { formatDuration, type TranscriptSources } from './transcript.ts';
+export { clusterExplanationSchema, explanationSchema } from './views.ts';
