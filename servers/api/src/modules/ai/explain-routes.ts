@@ -26,7 +26,7 @@ const explainBodySchema = z
       .optional()
       .describe('Explain this call of the session instead of the whole session'),
   })
-  .optional();
+  .nullish();
 
 /** A frame of the latest error, as processing stored it (symbolicated where a map matched). */
 const frameSchema = z.object({

@@ -39,7 +39,10 @@ export function summarizeSession(sources: TranscriptSources): Omit<z.infer<typeo
   const count = (kinds: readonly string[]) => items.filter((item) => kinds.includes(item.kind)).length;
   const counts = {
     pages: count(['page']),
-    clicks: count(['click', 'rage_click']),
+    clicks: items.reduce(
+      (sum, item) => sum + (item.kind === 'click' ? 1 : item.kind === 'rage_click' ? item.count : 0),
+      0,
+    ),
     errors: count(['error']),
     failedRequests: count(['request']),
     calls: sources.calls.length,

@@ -9,7 +9,7 @@ import type { IssueCluster } from '../../platform/database/tables/issues.table.t
 import { findLatestClusterError } from '../issues/index.ts';
 import { type Cause, type CauseContext, detectorCauses, errorCauses, errorClass } from './causes.ts';
 
-/** The period looked at: the cluster's last 30 days. */
+/** The period looked at: the 30 days up to the cluster's newest occurrence. */
 const WINDOW_MS = 30 * 24 * 3600 * 1000;
 /** Values listed per dimension. */
 const TOP_VALUES = 5;
@@ -253,8 +253,8 @@ async function errorEvidenceId(
 }
 
 /**
- * The explanation of an issue cluster: where its occurrences of the last 30 days (before its last
- * sighting) concentrate against the project's sessions of the same period, and its likely causes.
+ * The explanation of an issue cluster: where its occurrences of the 30 days up to its newest one
+ * concentrate against the project's sessions of the same period, and its likely causes.
  *
  * @example
  * ```ts
@@ -267,8 +267,21 @@ export async function explainCluster(
   projectId: string,
   cluster: IssueCluster,
 ): Promise<ClusterExplanation> {
-  const to = new Date(new Date(cluster.last_seen_at).getTime() + 1);
-  const from = new Date(Math.max(new Date(cluster.first_seen_at).getTime(), to.getTime() - WINDOW_MS));
+  // The period: the 30 days up to the newest occurrence (by when it happened, the clock the
+  // sessions' start times are on).
+  const bounds = await database
+    .selectFrom('cluster_occurrences')
+    .select((expression) => [expression.fn.min('t').as('first'), expression.fn.max('t').as('last')])
+    .where('project_id', '=', projectId)
+    .where('cluster_id', '=', cluster.id)
+    .executeTakeFirst();
+  const last =
+    bounds?.last === null || bounds?.last === undefined
+      ? new Date(cluster.last_seen_at)
+      : new Date(bounds.last);
+  const first = bounds?.first === null || bounds?.first === undefined ? last : new Date(bounds.first);
+  const to = new Date(last.getTime() + 1);
+  const from = new Date(Math.max(first.getTime(), to.getTime() - WINDOW_MS));
   const [occurrenceRows, baselineRows, causes, sessions, examples] = await Promise.all([
     occurrenceGroups(database, projectId, cluster.id, from, to),
     baselineGroups(database, projectId, from, to),

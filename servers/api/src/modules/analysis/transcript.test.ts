@@ -177,7 +177,7 @@ describe('transcript', () => {
       'Session ses_01JTRANSCRIPTTRANSCRIPTTRAN, started 2026-11-20T10:00:00.000Z, lasted 44.5 s',
       'Chrome 131 on macOS 14; desktop; viewport 1280×720; release 4.2.0; environment production; recording always',
       'User u_42',
-      '2 pages, 5 clicks, 1 rage click, 1 dead click, 2 fields typed into, 1 error, 1 failed request',
+      '2 pages, 7 clicks, 1 rage click, 1 dead click, 2 fields typed into, 1 error, 1 failed request',
       'Missing data: chunks 2–3 never arrived',
     ]);
     expect(lines.slice(transcript.header.length + 1)).toEqual([

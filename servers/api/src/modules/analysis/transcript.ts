@@ -374,9 +374,13 @@ function headerOf(sources: TranscriptSources, entries: readonly TranscriptEntry[
   if (session.userId !== null) lines.push(`User ${session.userId}`);
   const count = (kind: TranscriptEntryKind) =>
     entries.filter((entry) => entry.kind === kind).reduce((sum, entry) => sum + (entry.repeat ?? 1), 0);
+  const clicks = sources.items.reduce(
+    (sum, item) => sum + (item.kind === 'click' ? 1 : item.kind === 'rage_click' ? item.count : 0),
+    0,
+  );
   const counts = [
     [count('page'), 'page'],
-    [count('click') + count('rage_click'), 'click'],
+    [clicks, 'click'],
     [count('rage_click'), 'rage click'],
     [
       entries.filter((entry) => entry.kind === 'click' && entry.text.endsWith('(dead click)')).length,
