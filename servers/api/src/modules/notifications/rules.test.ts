@@ -167,7 +167,12 @@ describe('ruleMatches', () => {
     expect(ruleMatches(all, custom())).toBe(false);
     expect(ruleMatches(all, { type: 'security.token_created' })).toBe(false);
     expect(
-      ruleMatches(all, { type: 'release.regression', metric: 'error_rate', environment: null, release: null }),
+      ruleMatches(all, {
+        type: 'release.regression',
+        metric: 'error_rate',
+        environment: null,
+        release: null,
+      }),
     ).toBe(false);
     expect(ruleMatches(source({ type: 'security' }), digest)).toBe(false);
     expect(ruleMatches(source({ type: 'regression' }), digest)).toBe(false);
