@@ -2,17 +2,5 @@
 // explanations), their worker and scheduler, and `GET /v1/ai/jobs/{id}`.
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
-export {
-  type AiJobContext,
-  type AiJobHandler,
-  type AiJobHandlers,
-  type AiJobWorker,
-  createAiJobWorker,
-} from './job-worker.ts';
-export {
-  anomalyScanInputSchema,
-  type ClaimedAiJob,
-  digestInputSchema,
-  type JsonValue,
-  queueAiJob,
-} from './jobs.ts';
+export { type AiJobHandlers, createAiJobWorker } from './job-worker.ts';
+export { anomalyScanInputSchema, digestInputSchema, type JsonValue, queueAiJob } from './jobs.ts';

@@ -14,7 +14,7 @@ import {
 } from './jobs.ts';
 
 /** What a handler is given besides its job. */
-export interface AiJobContext {
+interface AiJobContext {
   database: Kysely<Database>;
   /** The worker's clock at the start of the attempt. */
   now: Date;
@@ -26,7 +26,7 @@ export interface AiJobContext {
  * fails the attempt (retried with backoff, `failed` after the job's last attempt). A handler must
  * be safe to run again: an attempt whose worker died is run again when its lease ends.
  */
-export type AiJobHandler = (job: ClaimedAiJob, context: AiJobContext) => Promise<JsonValue>;
+type AiJobHandler = (job: ClaimedAiJob, context: AiJobContext) => Promise<JsonValue>;
 
 /** The handlers of a process, by job kind: the composition (services.ts) passes them in. */
 export type AiJobHandlers = Partial<Record<AiJobKind, AiJobHandler>>;

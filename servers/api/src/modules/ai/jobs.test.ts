@@ -3,6 +3,7 @@ import { apiClient, type Json } from '../../../test/http.ts';
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { type AiJobHandlers, createAiJobWorker, queueAiJob } from './index.ts';
+import { scheduledJobs } from './jobs.ts';
 
 // AI jobs end to end on both engines: the scheduler of two workers (as of two processes) creating
 // each scheduled job once, jobs run by their handlers, a failing handler retried with backoff then
@@ -20,6 +21,40 @@ function mondayAfter(time: number): number {
   const monday = day + 7 - ((day + 3) % 7);
   return monday * DAY_MS + 5 * MINUTE_MS;
 }
+
+describe('scheduledJobs', () => {
+  it('asks for the hour, the day and the week (Monday to Monday, UTC) just ended, due 10 minutes after each', () => {
+    // Sunday 2026-11-22 23:59: the week that ended is the one before, from Monday 2026-11-09.
+    const sunday = scheduledJobs(new Date('2026-11-22T23:59:00Z'));
+    expect(sunday.map((job) => [job.kind, job.key('proj_1'), job.input, job.dueAt.toISOString()])).toEqual([
+      [
+        'anomaly_scan',
+        'anomaly:proj_1:2026-11-22T22:00:00.000Z',
+        { hour: '2026-11-22T22:00:00.000Z' },
+        '2026-11-22T23:10:00.000Z',
+      ],
+      [
+        'digest',
+        'digest:daily:proj_1:2026-11-21',
+        { period: 'daily', start: '2026-11-21T00:00:00.000Z', end: '2026-11-22T00:00:00.000Z' },
+        '2026-11-22T00:10:00.000Z',
+      ],
+      [
+        'digest',
+        'digest:weekly:proj_1:2026-11-09',
+        { period: 'weekly', start: '2026-11-09T00:00:00.000Z', end: '2026-11-16T00:00:00.000Z' },
+        '2026-11-16T00:10:00.000Z',
+      ],
+    ]);
+    // A minute later, Monday: the week of 2026-11-16 has ended.
+    const monday = scheduledJobs(new Date('2026-11-23T00:00:00Z'));
+    expect(monday.map((job) => job.key('proj_1'))).toEqual([
+      'anomaly:proj_1:2026-11-22T23:00:00.000Z',
+      'digest:daily:proj_1:2026-11-22',
+      'digest:weekly:proj_1:2026-11-16',
+    ]);
+  });
+});
 
 describe.each(ENGINES)('AI jobs on %s', (engine) => {
   let test: TestApp;
@@ -171,7 +206,11 @@ describe.each(ENGINES)('AI jobs on %s', (engine) => {
     const delays: number[] = [];
     for (let attempt = 1; attempt <= 4; attempt += 1) {
       const shown = await get(url, project);
-      expect(shown).toMatchObject({ status: 'queued', attempts: attempt, error: `model unavailable (${attempt})` });
+      expect(shown).toMatchObject({
+        status: 'queued',
+        attempts: attempt,
+        error: `model unavailable (${attempt})`,
+      });
       const delay = new Date(shown.dueAt).getTime() - clock.now;
       delays.push(delay);
       // Not due before then.

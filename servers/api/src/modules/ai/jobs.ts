@@ -20,7 +20,7 @@ import { backoffMs, claimStatement, type JobTable, releaseFailedJob } from '../.
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** The kinds of AI jobs: the scheduled reports, and the explanations another part will queue. */
-export const AI_JOB_KINDS = [
+const AI_JOB_KINDS = [
   'anomaly_scan',
   'digest',
   'explain_session',
@@ -34,7 +34,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 const DEFAULT_MAX_ATTEMPTS = 5;
 
 /** How long after its period a scheduled job is due, so late chunks and processing land first. */
-export const SCHEDULE_SETTLE_MS = 10 * 60 * 1000;
+const SCHEDULE_SETTLE_MS = 10 * 60 * 1000;
 
 /** Finished jobs are deleted this long after they finished (the scheduler's hourly sweep). */
 const FINISHED_JOB_RETENTION_MS = 30 * 24 * 3600 * 1000;
@@ -57,7 +57,6 @@ const isoInstant = z.iso.datetime().transform((value) => new Date(value));
  * ```
  */
 export const anomalyScanInputSchema = z.object({ hour: isoInstant });
-export type AnomalyScanInput = z.infer<typeof anomalyScanInputSchema>;
 
 /**
  * The input of a `digest` job: its period (`daily`, `weekly`) and `[start, end)` in UTC.
@@ -72,7 +71,6 @@ export const digestInputSchema = z.object({
   start: isoInstant,
   end: isoInstant,
 });
-export type DigestInput = z.infer<typeof digestInputSchema>;
 
 /** A job to queue. */
 export interface NewAiJob {
