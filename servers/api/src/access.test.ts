@@ -150,6 +150,9 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/symbolicate': scope('sourcemaps:read'),
   // Symbolication changes nothing: a POST that reads.
   'POST /v1/symbolicate': scope('sourcemaps:read'),
+
+  'GET /v1/ai/jobs/{id}': scope('ai:read'),
+  'GET /v1/ai/digests': scope('ai:read'),
 };
 
 /** A caller of the walk. */

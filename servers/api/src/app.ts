@@ -20,6 +20,7 @@ import meRoutes from './modules/accounts/me-routes.ts';
 import mfaRoutes from './modules/accounts/mfa-routes.ts';
 import { findLiveSession } from './modules/accounts/repository.ts';
 import accountRoutes from './modules/accounts/routes.ts';
+import aiJobRoutes from './modules/ai/job-routes.ts';
 import assetRoutes, { shareAssetRoutes } from './modules/assets/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
 import funnelRoutes from './modules/insights/funnel-routes.ts';
@@ -38,6 +39,7 @@ import configRoutes from './modules/projects/config-routes.ts';
 import organizationProjectRoutes, { type CreatedToken } from './modules/projects/organization-routes.ts';
 import { projectKeysPlugin } from './modules/projects/project-keys.ts';
 import projectRoutes from './modules/projects/routes.ts';
+import digestRoutes from './modules/reports/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
 import sourcemapRoutes from './modules/sourcemaps/routes.ts';
@@ -127,6 +129,8 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(sourcemapRoutes); // /v1/sourcemaps, /v1/symbolicate
   await fastify.register(assetRoutes); // /v1/sessions/{id}/assets, /v1/assets/{sha256}
   await fastify.register(shareAssetRoutes); // /share/{token}/assets
+  await fastify.register(aiJobRoutes, { prefix: '/v1/ai' }); // /v1/ai/jobs/{id}
+  await fastify.register(digestRoutes, { prefix: '/v1/ai' }); // /v1/ai/digests
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
   await fastify.register(webApp.routes);
