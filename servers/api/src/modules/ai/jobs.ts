@@ -124,12 +124,14 @@ export async function queueAiJob(executor: Executor, job: NewAiJob): Promise<AiJ
     .returningAll()
     .executeTakeFirst();
   if (inserted !== undefined) return inserted;
-  // Another insert of the same key won: it is committed (the conflict waited for it), so it is seen.
+  // Only a dedupe key conflicts (ids are new): the job of the key is committed (the conflict
+  // waited for the transaction that inserted it), so this statement sees it.
+  if (job.dedupeKey === undefined) throw new Error('queueAiJob: a job without a dedupe key was not inserted');
   return executor
     .selectFrom('ai_jobs')
     .selectAll()
     .where('project_id', '=', job.projectId)
-    .where('dedupe_key', '=', job.dedupeKey ?? '')
+    .where('dedupe_key', '=', job.dedupeKey)
     .executeTakeFirstOrThrow();
 }
 
