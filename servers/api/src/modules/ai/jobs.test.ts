@@ -3,7 +3,7 @@ import { apiClient, type Json } from '../../../test/http.ts';
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { type AiJobHandlers, createAiJobWorker, queueAiJob } from './index.ts';
-import { scheduledJobs } from './jobs.ts';
+import { claimAiJobs, completeAiJob, scheduledJobs } from './jobs.ts';
 
 // AI jobs end to end on both engines: the scheduler of two workers (as of two processes) creating
 // each scheduled job once, jobs run by their handlers, a failing handler retried with backoff then
@@ -248,6 +248,38 @@ describe.each(ENGINES)('AI jobs on %s', (engine) => {
       status: 'failed',
       attempts: 1,
       error: 'No handler for AI jobs of kind "explain_issue" in this process',
+    });
+  });
+
+  it('runs a job again once the lease of a worker that stopped ends; the stopped attempt changes nothing', async () => {
+    const project = await test.createProject('Lease');
+    const database = test.database.database;
+    const clock = { now: Date.now() - 14 * DAY_MS };
+    const job = await queueAiJob(database, {
+      projectId: project.project.id,
+      kind: 'explain_issue',
+      input: {},
+      now: new Date(clock.now),
+    });
+    // A worker claims it, for a minute, and stops (no heartbeat, no end).
+    const [stopped] = await claimAiJobs(database, {
+      now: new Date(clock.now),
+      leaseMs: MINUTE_MS,
+      limit: 10,
+    });
+    expect(stopped).toMatchObject({ id: job.id, attempt: 1 });
+    const worker = workerOf(clock, { explain_issue: async () => ({ explained: true }) }, false);
+    expect(await worker.runUntilIdle()).toBe(0);
+    expect(await get(`/v1/ai/jobs/${job.id}`, project)).toMatchObject({ status: 'running', attempts: 1 });
+    clock.now += MINUTE_MS;
+    expect(await worker.runUntilIdle()).toBe(1);
+    // The stopped attempt, ending late, does not overwrite the one that ran.
+    if (stopped === undefined) throw new Error('not claimed');
+    expect(await completeAiJob(database, stopped, { explained: false }, new Date(clock.now))).toBe(false);
+    expect(await get(`/v1/ai/jobs/${job.id}`, project)).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+      result: { explained: true },
     });
   });
 
