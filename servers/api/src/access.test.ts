@@ -156,6 +156,9 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/symbolicate': scope('sourcemaps:read'),
   // Symbolication changes nothing: a POST that reads.
   'POST /v1/symbolicate': scope('sourcemaps:read'),
+
+  'GET /v1/ai/jobs/{id}': scope('ai:read'),
+  'GET /v1/ai/digests': scope('ai:read'),
 };
 
 /** A caller of the walk. */

@@ -21,6 +21,7 @@ import mfaRoutes from './modules/accounts/mfa-routes.ts';
 import { findLiveSession } from './modules/accounts/repository.ts';
 import accountRoutes from './modules/accounts/routes.ts';
 import { issueExplainRoutes, sessionExplainRoutes } from './modules/ai/explain-routes.ts';
+import aiJobRoutes from './modules/ai/job-routes.ts';
 import analysisRoutes from './modules/analysis/routes.ts';
 import assetRoutes, { shareAssetRoutes } from './modules/assets/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
@@ -40,6 +41,7 @@ import configRoutes from './modules/projects/config-routes.ts';
 import organizationProjectRoutes, { type CreatedToken } from './modules/projects/organization-routes.ts';
 import { projectKeysPlugin } from './modules/projects/project-keys.ts';
 import projectRoutes from './modules/projects/routes.ts';
+import digestRoutes from './modules/reports/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
 import sourcemapRoutes from './modules/sourcemaps/routes.ts';
@@ -132,6 +134,8 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(analysisRoutes, { prefix: '/v1/sessions' }); // transcript, repro
   await fastify.register(sessionExplainRoutes, { prefix: '/v1/sessions' }); // summary, explain
   await fastify.register(issueExplainRoutes, { prefix: '/v1/issues' }); // explain, draft-pr
+  await fastify.register(aiJobRoutes, { prefix: '/v1/ai' }); // /v1/ai/jobs/{id}
+  await fastify.register(digestRoutes, { prefix: '/v1/ai' }); // /v1/ai/digests
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
   await fastify.register(webApp.routes);

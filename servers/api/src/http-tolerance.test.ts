@@ -6,6 +6,7 @@ import { postChunk, validChunkFixture } from '../test/ingest-helpers.ts';
 import { createTestApp, type TestApp } from '../test/test-app.ts';
 import { ENGINES } from '../test/test-database.ts';
 import { createSession, insertUser } from './modules/accounts/repository.ts';
+import { queueAiJob } from './modules/ai/index.ts';
 
 // What reasonable HTTP clients send, on every route the OpenAPI document lists: an empty body
 // with `Content-Type: application/json`, charset parameters, `+json` and `text/plain` types,
@@ -184,6 +185,14 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
         fetched_at: new Date(),
       })
       .execute();
+    // An AI job of the project (modules/ai), as the hourly scheduler queues them.
+    ids.jobs = (
+      await queueAiJob(database, {
+        projectId: test.first.project.id,
+        kind: 'anomaly_scan',
+        input: { hour: '2026-11-17T14:00:00.000Z' },
+      })
+    ).id;
     // The relay fallback of the recorded calls opened a cluster: its cluster.created is in the inbox.
     ids.inbox = (await ok('GET', '/v1/inbox')).items[0].id;
   });

@@ -1,11 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
+import { createAiJobWorker } from './modules/ai/job-worker.ts';
+import { releaseAiJobLeases } from './modules/ai/jobs.ts';
 import { type AssetWorker, createAssetWorker } from './modules/assets/index.ts';
 import { createFactsWorker, createRegressionWorker, type FactsWorker } from './modules/insights/index.ts';
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
 import { createProcessingWorker, type ProcessingWorker } from './modules/processing/index.ts';
+import { createReportJobHandlers } from './modules/reports/report-jobs.ts';
 import {
   type ChunkIndexWriter,
   createChunkIndexWriter,
@@ -158,6 +161,22 @@ export const servicesPlugin = fastifyPlugin(
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => assetWorker.start());
     if (services.configuration.regressionWorker)
       fastify.addHook('onReady', async () => regressionWorker.start());
+    // AI jobs (anomaly scans, digests) and their hourly scheduler, with the other job workers.
+    const aiJobWorker = createAiJobWorker({
+      database: services.database.database,
+      handlers: createReportJobHandlers({
+        appUrl: services.configuration.appUrl,
+        onDeliveriesQueued: () => deliveryWorker.wake(),
+      }),
+      log: fastify.log.child({ worker: 'ai-jobs' }),
+    });
+    if (services.configuration.callWorker)
+      fastify.addHook('onReady', async () => {
+        // The embedded store is one process: a running job's lease is from a process that died.
+        if (services.configuration.database.engine === 'pglite')
+          await releaseAiJobLeases(services.database.database);
+        aiJobWorker.start();
+      });
     const retentionWorker = createTelemetryRetentionWorker({
       database: services.database.database,
       log: fastify.log.child({ worker: 'retention' }),
@@ -188,6 +207,7 @@ export const servicesPlugin = fastifyPlugin(
       await factsWorker.stop();
       await assetWorker.stop();
       await regressionWorker.stop();
+      await aiJobWorker.stop();
       await retentionWorker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();

@@ -3,7 +3,8 @@ import { randomBytesFromPool } from './crypto/random-pool.ts';
 
 /**
  * The id prefixes of PROTOCOL.md (plus server-side records: `shr_` share links, `usr_` users,
- * `sgn_` signed-in sessions, `inv_` invitations, `aud_` audit entries, `fnl_` funnels, `smf_` source map files).
+ * `sgn_` signed-in sessions, `inv_` invitations, `aud_` audit entries, `fnl_` funnels, `smf_` source map files,
+ * `job_` AI jobs, `dig_` digests).
  */
 export type IdPrefix =
   | 'org'
@@ -21,7 +22,9 @@ export type IdPrefix =
   | 'inv'
   | 'aud'
   | 'fnl'
-  | 'smf';
+  | 'smf'
+  | 'job'
+  | 'dig';
 
 // ulid's own PRNG calls `crypto.getRandomValues` once per character (16 calls, ~0.2 ms an id);
 // the same CSPRNG bytes come from the pool.

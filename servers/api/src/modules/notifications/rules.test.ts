@@ -154,6 +154,37 @@ describe('ruleMatches', () => {
     ).toBe(false);
   });
 
+  it('matches AI events by type (all three without `events`), and nothing else', () => {
+    const all = source({ type: 'ai' });
+    const anomalies = source({ type: 'ai', events: ['ai.anomaly'] });
+    for (const type of ['ai.digest', 'ai.anomaly', 'ai.deep_analysis_ready'] as const) {
+      expect(ruleMatches(all, { type }), type).toBe(true);
+      expect(ruleMatches(anomalies, { type }), type).toBe(type === 'ai.anomaly');
+    }
+    // An AI rule never matches other events, nor other rules AI events.
+    const digest = { type: 'ai.digest' } as const;
+    expect(ruleMatches(all, cluster())).toBe(false);
+    expect(ruleMatches(all, custom())).toBe(false);
+    expect(ruleMatches(all, { type: 'security.token_created' })).toBe(false);
+    expect(
+      ruleMatches(all, {
+        type: 'release.regression',
+        metric: 'error_rate',
+        environment: null,
+        release: null,
+      }),
+    ).toBe(false);
+    expect(ruleMatches(source({ type: 'security' }), digest)).toBe(false);
+    expect(ruleMatches(source({ type: 'regression' }), digest)).toBe(false);
+    expect(ruleMatches(source({ type: 'custom', name: 'ai.digest' }), digest)).toBe(false);
+    expect(
+      ruleMatches(
+        source({ type: 'cluster', events: ['cluster.created', 'cluster.regressed', 'error.new'] }),
+        digest,
+      ),
+    ).toBe(false);
+  });
+
   it('refuses sources that could never work', () => {
     for (const bad of [
       { type: 'cluster', events: [] },
@@ -172,6 +203,10 @@ describe('ruleMatches', () => {
       { type: 'regression', events: ['cluster.created'] },
       { type: 'regression', metrics: ['bounce_rate'] },
       { type: 'regression', threshold: 3 },
+      { type: 'ai', events: [] },
+      { type: 'ai', events: ['ai.summary'] },
+      { type: 'ai', events: ['cluster.created'] },
+      { type: 'ai', metrics: ['error_rate'] },
     ]) {
       expect(ruleSourceSchema.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
     }

@@ -37,6 +37,18 @@ type RegressionEventType = (typeof REGRESSION_EVENT_TYPES)[number];
 const REGRESSION_EVENTS: ReadonlySet<string> = new Set(REGRESSION_EVENT_TYPES);
 
 /**
+ * The AI event types (reports: a daily or weekly digest, an anomaly of an hourly rate; an
+ * asynchronous explanation ready) an `ai` rule can subscribe to.
+ */
+const AI_EVENT_TYPES = [
+  'ai.digest',
+  'ai.anomaly',
+  'ai.deep_analysis_ready',
+] as const satisfies readonly WebhookEventType[];
+type AiEventType = (typeof AI_EVENT_TYPES)[number];
+const AI_EVENTS: ReadonlySet<string> = new Set(AI_EVENT_TYPES);
+
+/**
  * What a regression is about: a release's error rate or call quality (`release.regression`), or
  * a web vital of a route (`vitals.regression`).
  */
@@ -111,11 +123,18 @@ const regressionSourceSchema = z.strictObject({
   release: filterText.optional(),
 });
 
+const aiSourceSchema = z.strictObject({
+  type: z.literal('ai'),
+  /** Which AI events notify; all three without `events`. */
+  events: z.array(z.enum(AI_EVENT_TYPES)).min(1).max(AI_EVENT_TYPES.length).optional(),
+});
+
 /**
  * What a rule listens to: cluster transitions (with kind, severity, environment and release
  * filters, and a `count24h` threshold), custom `track()` events by name and properties, or
  * security events (all of them, or the listed ones), or regressions (of releases and of routes'
- * web vitals, by metric, environment and release).
+ * web vitals, by metric, environment and release), or AI events (digests, anomalies, deep
+ * analyses ready; all of them, or the listed ones).
  *
  * @example
  * ```ts
@@ -123,6 +142,7 @@ const regressionSourceSchema = z.strictObject({
  * ruleSourceSchema.parse({ type: 'custom', name: 'checkout_failed', properties: { plan: 'pro' } });
  * ruleSourceSchema.parse({ type: 'security', events: ['security.token_created'] });
  * ruleSourceSchema.parse({ type: 'regression', events: ['release.regression'], environment: 'production' });
+ * ruleSourceSchema.parse({ type: 'ai', events: ['ai.anomaly'] });
  * ```
  */
 export const ruleSourceSchema = z.discriminatedUnion('type', [
@@ -130,6 +150,7 @@ export const ruleSourceSchema = z.discriminatedUnion('type', [
   customSourceSchema,
   securitySourceSchema,
   regressionSourceSchema,
+  aiSourceSchema,
 ]);
 export type RuleSource = z.infer<typeof ruleSourceSchema>;
 
@@ -166,10 +187,15 @@ export type RuleSubject =
       metric: RegressionMetric;
       environment: string | null;
       release: string | null;
+    }
+  | {
+      /** An AI event (no environment, release or severity filters apply). */
+      type: AiEventType;
     };
 
 type SecuritySubject = Extract<RuleSubject, { type: SecurityEventType }>;
 type RegressionSubject = Extract<RuleSubject, { type: RegressionEventType }>;
+type AiSubject = Extract<RuleSubject, { type: AiEventType }>;
 
 /** Whether a subject is a security event. */
 function isSecuritySubject(subject: RuleSubject): subject is SecuritySubject {
@@ -179,6 +205,11 @@ function isSecuritySubject(subject: RuleSubject): subject is SecuritySubject {
 /** Whether a subject is a regression. */
 function isRegressionSubject(subject: RuleSubject): subject is RegressionSubject {
   return REGRESSION_EVENTS.has(subject.type);
+}
+
+/** Whether a subject is an AI event. */
+function isAiSubject(subject: RuleSubject): subject is AiSubject {
+  return AI_EVENTS.has(subject.type);
 }
 
 /** `severity` is at least `minimum`. */
@@ -191,13 +222,16 @@ function atLeast(severity: Severity, minimum: Severity): boolean {
  * rule's threshold with this change (before < threshold ≤ after), so a rule fires once per rise.
  * A `security` source matches only security events (the listed ones, or all without `events`);
  * cluster and custom sources never match them. A `regression` source matches only regressions
- * (of its `events` and `metrics` when listed, in its environment and release when given).
+ * (of its `events` and `metrics` when listed, in its environment and release when given). An
+ * `ai` source matches only AI events (the listed ones, or all without `events`), and no other
+ * source matches them.
  *
  * @example
  * ```ts
  * ruleMatches({ type: 'custom', name: 'paid' }, { type: 'custom', name: 'paid', properties: {}, severity: null, environment: null, release: null }); // true
  * ruleMatches({ type: 'security' }, { type: 'security.token_created' }); // true
  * ruleMatches({ type: 'regression' }, { type: 'vitals.regression', metric: 'LCP', environment: null, release: null }); // true
+ * ruleMatches({ type: 'ai', events: ['ai.digest'] }, { type: 'ai.anomaly' }); // false
  * ```
  */
 export function ruleMatches(source: RuleSource, subject: RuleSubject): boolean {
@@ -206,6 +240,9 @@ export function ruleMatches(source: RuleSource, subject: RuleSubject): boolean {
       isSecuritySubject(subject) && (source.events === undefined || source.events.includes(subject.type))
     );
   if (isSecuritySubject(subject)) return false;
+  if (source.type === 'ai')
+    return isAiSubject(subject) && (source.events === undefined || source.events.includes(subject.type));
+  if (isAiSubject(subject)) return false;
   if (source.type === 'regression')
     return (
       isRegressionSubject(subject) &&

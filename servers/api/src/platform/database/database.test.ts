@@ -90,6 +90,9 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'session_assets',
         'asset_jobs',
         'asset_progress',
+        'ai_jobs',
+        'ai_anomalies',
+        'ai_digests',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

@@ -8,6 +8,7 @@ import type {
   UserSessionsTable,
   UsersTable,
 } from './tables/accounts.table.ts';
+import type { AiJobsTable } from './tables/ai-jobs.table.ts';
 import type { ApiTokensTable } from './tables/api-tokens.table.ts';
 import type {
   AssetFetchesTable,
@@ -47,6 +48,7 @@ import type {
 } from './tables/organizations.table.ts';
 import type { ProcessingJobsTable } from './tables/processing-jobs.table.ts';
 import type { ProjectsTable } from './tables/projects.table.ts';
+import type { AiAnomaliesTable, AiDigestsTable } from './tables/reports.table.ts';
 import type { SessionSignalsTable } from './tables/session-signals.table.ts';
 import type { SessionsTable } from './tables/sessions.table.ts';
 import type { ShareLinksTable } from './tables/share-links.table.ts';
@@ -102,4 +104,7 @@ export interface Database {
   asset_jobs: AssetJobsTable;
   asset_progress: AssetProgressTable;
   sourcemap_files: SourcemapFilesTable;
+  ai_jobs: AiJobsTable;
+  ai_anomalies: AiAnomaliesTable;
+  ai_digests: AiDigestsTable;
 }
