@@ -136,6 +136,7 @@ async function runScript(script: string, baseUrl: string): Promise<{ passed: boo
       `import { defineConfig } from '@playwright/test';
 export default defineConfig({
   testDir: '.',
+  outputDir: ${JSON.stringify(join(folder, 'test-results'))},
   workers: 1,
   retries: 0,
   timeout: 30_000,
