@@ -151,7 +151,9 @@ export function createTimelineBuilder(options: {
   let pageClicks: Array<Extract<TimelineItem, { kind: 'click' }> & { nodeId: number }> = [];
   let interactions: Interaction[] = [];
   let lastPath: string | undefined;
-  let lastInput: (Extract<TimelineItem, { kind: 'input' }> & { nodeId: number }) | undefined;
+  let lastInput:
+    | (Extract<TimelineItem, { kind: 'input' }> & { nodeId: number; eventNodeId: number })
+    | undefined;
   const removed = new Set<TimelineItem>();
 
   /** The time of the latest event read: how far the current page was observed. */
@@ -215,7 +217,13 @@ export function createTimelineBuilder(options: {
       return;
     }
     if (data.source === RRWEB.input && finite(data.id)) {
-      const element = mirror === null ? null : describeElement(mirror, data.id);
+      // Typing is an input event per keystroke: the element is described once, at its first.
+      const continued = lastInput !== undefined && lastInput.eventNodeId === data.id;
+      const element = continued
+        ? (lastInput?.element ?? null)
+        : mirror === null
+          ? null
+          : describeElement(mirror, data.id);
       const typed = text(data.text);
       const value: TypedValue =
         typeof data.isChecked === 'boolean' &&
@@ -229,7 +237,16 @@ export function createTimelineBuilder(options: {
         lastInput.value = value;
         return;
       }
-      const input = { kind: 'input' as const, id, t, element, ...locate(element), value, nodeId };
+      const input = {
+        kind: 'input' as const,
+        id,
+        t,
+        element,
+        ...locate(element),
+        value,
+        nodeId,
+        eventNodeId: data.id,
+      };
       items.push(input);
       lastInput = input;
     }
@@ -357,7 +374,14 @@ export function createTimelineBuilder(options: {
       ordered.sort((a, b) => a.item.t - b.item.t || a.order - b.order);
       return ordered.map(({ item }) => {
         if ('nodeId' in item) {
-          const { nodeId: _nodeId, ...rest } = item as TimelineItem & { nodeId: number };
+          const {
+            nodeId: _nodeId,
+            eventNodeId: _eventNodeId,
+            ...rest
+          } = item as TimelineItem & {
+            nodeId: number;
+            eventNodeId?: number;
+          };
           return rest as TimelineItem;
         }
         return item;
