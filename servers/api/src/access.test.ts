@@ -76,6 +76,8 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/orgs/{orgId}/invitations': ADMIN,
   'DELETE /v1/orgs/{orgId}/invitations/{invitationId}': ADMIN,
   'GET /v1/orgs/{orgId}/audit': ADMIN,
+  'GET /v1/orgs/{orgId}/ai/settings': MEMBER,
+  'PATCH /v1/orgs/{orgId}/ai/settings': ADMIN,
   'GET /v1/orgs/{orgId}/projects': MEMBER,
   'POST /v1/orgs/{orgId}/projects': ADMIN,
   'GET /v1/orgs/{orgId}/tokens': ADMIN,
@@ -159,6 +161,8 @@ const ROUTES: Record<string, Requirement> = {
 
   'GET /v1/ai/jobs/{id}': scope('ai:read'),
   'GET /v1/ai/digests': scope('ai:read'),
+  'GET /v1/ai/usage': scope('ai:read'),
+  'POST /v1/ai/feedback': scope('ai:write'),
 };
 
 /** A caller of the walk. */

@@ -22,6 +22,8 @@ import { findLiveSession } from './modules/accounts/repository.ts';
 import accountRoutes from './modules/accounts/routes.ts';
 import { issueExplainRoutes, sessionExplainRoutes } from './modules/ai/explain-routes.ts';
 import aiJobRoutes from './modules/ai/job-routes.ts';
+import aiSettingsRoutes from './modules/ai/settings-routes.ts';
+import aiUsageRoutes from './modules/ai/usage-routes.ts';
 import analysisRoutes from './modules/analysis/routes.ts';
 import assetRoutes, { shareAssetRoutes } from './modules/assets/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
@@ -136,6 +138,8 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(issueExplainRoutes, { prefix: '/v1/issues' }); // explain, draft-pr
   await fastify.register(aiJobRoutes, { prefix: '/v1/ai' }); // /v1/ai/jobs/{id}
   await fastify.register(digestRoutes, { prefix: '/v1/ai' }); // /v1/ai/digests
+  await fastify.register(aiUsageRoutes, { prefix: '/v1/ai' }); // /v1/ai/usage, /v1/ai/feedback
+  await fastify.register(aiSettingsRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/ai/settings
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
   await fastify.register(webApp.routes);

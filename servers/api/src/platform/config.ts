@@ -86,6 +86,14 @@ export interface Configuration {
    * (default: see orgs' `DEFAULT_OWNER_EMAIL`).
    */
   ownerEmail?: string;
+  /**
+   * The model of the AI features, an OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp
+   * server): `SVC_AI_BASE_URL` (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`),
+   * `SVC_AI_MODEL` and `SVC_AI_API_KEY` (optional: local servers need none). Absent: no model, and
+   * every AI endpoint answers its deterministic result. Each organization turns it on in its AI
+   * settings.
+   */
+  ai?: { baseUrl: string; model: string; apiKey?: string };
 }
 
 const configurationErrorMarker = Symbol.for('@svc/api.ConfigurationError');
@@ -225,6 +233,13 @@ const environmentSchema = z.object({
   SVC_OWNER_EMAIL: optionalText.pipe(
     z.email({ message: 'must be an e-mail address, e.g. you@example.com' }).max(254).optional(),
   ),
+  SVC_AI_BASE_URL: optionalText.pipe(
+    z
+      .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL, e.g. https://api.openai.com/v1' })
+      .optional(),
+  ),
+  SVC_AI_MODEL: optionalText.pipe(z.string().max(200).optional()),
+  SVC_AI_API_KEY: optionalText.pipe(z.string().max(4096).optional()),
   SVC_LOG_LEVEL: optionalText
     .default('info')
     .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
@@ -311,6 +326,12 @@ export function loadConfiguration(environment: Record<string, string | undefined
   if ((settings.S3_ACCESS_KEY_ID === undefined) !== (settings.S3_SECRET_ACCESS_KEY === undefined)) {
     problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: give both or neither');
   }
+  if ((settings.SVC_AI_BASE_URL === undefined) !== (settings.SVC_AI_MODEL === undefined)) {
+    problems.push('SVC_AI_BASE_URL and SVC_AI_MODEL: give both (a model and where it answers) or neither');
+  }
+  if (settings.SVC_AI_API_KEY !== undefined && settings.SVC_AI_BASE_URL === undefined) {
+    problems.push('SVC_AI_API_KEY: set SVC_AI_BASE_URL and SVC_AI_MODEL too');
+  }
   if (problems.length > 0) throw new ConfigurationError({ problems });
 
   const port = settings.PORT;
@@ -358,6 +379,13 @@ export function loadConfiguration(environment: Record<string, string | undefined
   if (settings.SVC_SMTP_URL !== undefined) configuration.smtpUrl = settings.SVC_SMTP_URL;
   if (settings.SVC_MAIL_FROM !== undefined) configuration.mailFrom = settings.SVC_MAIL_FROM;
   if (settings.SVC_OWNER_EMAIL !== undefined) configuration.ownerEmail = settings.SVC_OWNER_EMAIL;
+  if (settings.SVC_AI_BASE_URL !== undefined && settings.SVC_AI_MODEL !== undefined) {
+    configuration.ai = {
+      baseUrl: settings.SVC_AI_BASE_URL.replace(/\/+$/, ''),
+      model: settings.SVC_AI_MODEL,
+      ...(settings.SVC_AI_API_KEY === undefined ? {} : { apiKey: settings.SVC_AI_API_KEY }),
+    };
+  }
   return configuration;
 }
 
@@ -405,6 +433,15 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     ...(configuration.smtpUrl === undefined ? {} : { smtpUrl: redactUrl(configuration.smtpUrl) }),
     ...(configuration.mailFrom === undefined ? {} : { mailFrom: configuration.mailFrom }),
     ...(configuration.ownerEmail === undefined ? {} : { ownerEmail: configuration.ownerEmail }),
+    ...(configuration.ai === undefined
+      ? {}
+      : {
+          ai: {
+            baseUrl: redactUrl(configuration.ai.baseUrl),
+            model: configuration.ai.model,
+            ...(configuration.ai.apiKey === undefined ? {} : { apiKey: '[from SVC_AI_API_KEY]' }),
+          },
+        }),
   };
 }
 

@@ -1,18 +1,27 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { AiFeature } from '../../platform/database/tables/ai-settings.table.ts';
 import { notFound } from '../../platform/http/errors.ts';
 import {
+  buildTranscript,
+  type ClusterExplanation,
   clusterExplanationSchema,
+  type Explanation,
   explainCall,
   explainCluster,
   explainSession,
   explanationSchema,
   readTranscriptSources,
+  type Transcript,
 } from '../analysis/index.ts';
 import { findCluster, findLatestClusterError } from '../issues/index.ts';
+import { readSettings } from '../projects/index.ts';
 import { sessionIdSchema } from '../sessions/index.ts';
+import { draftPatch } from './draft.ts';
+import { modelAccess } from './model.ts';
 import { type ModelNote, modelNoteSchema, noModel } from './model-note.ts';
+import { dataForModel, evidenceIdsOf, transcriptForModel, writeProse } from './prose.ts';
 import { summarizeSession, summarySchema } from './summary.ts';
 
 const sessionParams = z.object({ id: sessionIdSchema });
@@ -57,6 +66,63 @@ const draftSchema = z.object({
   ai: modelNoteSchema,
 });
 
+/** The problems of an explanation as a model reads them: the first 10, their 2 likeliest causes. */
+function problemsForModel(explanation: Explanation): unknown {
+  return explanation.problems.slice(0, 10).map((problem) => ({
+    id: problem.id,
+    kind: problem.kind,
+    severity: problem.severity,
+    title: problem.title,
+    count: problem.count,
+    evidence: problem.evidence,
+    evidenceIds: problem.evidenceIds,
+    causes: problem.causes.slice(0, 2).map((cause) => ({
+      title: cause.title,
+      confidence: cause.confidence,
+      why: cause.why,
+      tryThis: cause.tryThis.slice(0, 2),
+    })),
+  }));
+}
+
+/** What a prose answer is asked from a transcript: the transcript as the model may read it and the task. */
+function sessionPrompt(
+  request: FastifyRequest,
+  transcript: Transcript,
+  explanation: Explanation,
+  task: string,
+): string {
+  const strict = readSettings(request.auth.project.settings).privacy.mode === 'strict';
+  const focus = new Set(explanation.problems.flatMap((problem) => problem.evidenceIds));
+  return `Transcript of the session:
+${transcriptForModel(transcript, { strict, focus })}
+
+Its problems, found deterministically, most severe first (JSON):
+${dataForModel(problemsForModel(explanation))}
+
+${task}`;
+}
+
+/**
+ * The model's part of an answer: its prose when the organization's settings let the model answer
+ * `feature`, else why not.
+ */
+async function proseFor(
+  fastify: FastifyInstance,
+  request: FastifyRequest,
+  feature: AiFeature,
+  ask: () => Promise<{ prompt: string; known: ReadonlySet<string> }>,
+): Promise<ModelNote> {
+  const access = await modelAccess(fastify.database, fastify.configuration, {
+    organizationId: request.auth.organizationId,
+    projectId: request.auth.project.id,
+    feature,
+  });
+  if (!access.allowed) return noModel(access.reason);
+  const { prompt, known } = await ask();
+  return writeProse(fastify.database, access, { prompt, known, log: request.log as FastifyBaseLogger });
+}
+
 function framesOf(details: Record<string, unknown>): z.infer<typeof frameSchema>[] {
   const frames = Array.isArray(details.frames) ? details.frames : [];
   return frames.flatMap((frame) => {
@@ -97,7 +163,19 @@ export async function sessionExplainRoutes(fastify: FastifyInstance) {
         request.params.id,
       );
       if (sources === undefined) throw notFound(`No session ${request.params.id}`);
-      return { ...summarizeSession(sources), ai: noModel() };
+      const ai = await proseFor(fastify, request, 'summary', async () => {
+        const transcript = buildTranscript(sources);
+        return {
+          prompt: sessionPrompt(
+            request,
+            transcript,
+            explainSession(sources),
+            'Summarize this session for a developer in 3 to 5 sentences: what the person did, what went wrong, and its most likely cause. Cite evidence ids.',
+          ),
+          known: evidenceIdsOf(transcript),
+        };
+      });
+      return { ...summarizeSession(sources), ai };
     },
   );
 
@@ -124,10 +202,51 @@ export async function sessionExplainRoutes(fastify: FastifyInstance) {
       const callId = request.body?.callId;
       const explanation = callId === undefined ? explainSession(sources) : explainCall(sources, callId);
       if (explanation === undefined) throw notFound(`No call ${callId} in session ${request.params.id}`);
-      const ai: ModelNote = noModel();
+      const ai = await proseFor(fastify, request, 'explain', async () => {
+        const transcript = buildTranscript(sources);
+        return {
+          prompt: sessionPrompt(
+            request,
+            transcript,
+            explanation,
+            `Explain the problems of this ${callId === undefined ? 'session' : `call (${callId})`} to a developer, most severe first: what happened, with its evidence, the most likely cause and what to try first. Use the deterministic causes unless the transcript clearly points elsewhere. Cite evidence ids.`,
+          ),
+          known: evidenceIdsOf(transcript),
+        };
+      });
       return { explanation, ai };
     },
   );
+}
+
+/** What a prose answer is asked of an issue: its explanation and the transcript of its latest occurrence's session. */
+async function clusterPrompt(
+  fastify: FastifyInstance,
+  request: FastifyRequest,
+  explanation: ClusterExplanation,
+): Promise<{ prompt: string; known: ReadonlySet<string> }> {
+  const latest = explanation.latest;
+  const sources =
+    latest === undefined
+      ? undefined
+      : await readTranscriptSources(fastify, request.log, request.auth.project, latest.sessionId);
+  const transcript = sources === undefined ? undefined : buildTranscript(sources);
+  const strict = readSettings(request.auth.project.settings).privacy.mode === 'strict';
+  const context =
+    transcript === undefined || latest === undefined
+      ? ''
+      : `Transcript of the session of its latest occurrence (${latest.evidenceId}):
+${transcriptForModel(transcript, { strict, focus: new Set([latest.evidenceId]), budget: 20_000 })}
+
+`;
+  const { breakdown: _breakdown, ...brief } = explanation;
+  return {
+    prompt: `${context}The issue, explained deterministically over its occurrences (JSON):
+${dataForModel(brief)}
+
+Explain this issue to a developer: what it is, where it concentrates (releases, browsers, devices, networks) and what that suggests, the most likely cause and what to try first. Cite evidence ids from the transcript.`,
+    known: transcript === undefined ? new Set() : evidenceIdsOf(transcript),
+  };
 }
 
 export async function issueExplainRoutes(fastify: FastifyInstance) {
@@ -149,7 +268,10 @@ export async function issueExplainRoutes(fastify: FastifyInstance) {
       const cluster = await findCluster(fastify.database, request.auth.project.id, request.params.id);
       if (cluster === undefined) throw notFound(`No issue ${request.params.id}`);
       const explanation = await explainCluster(fastify.database, request.auth.project.id, cluster);
-      return { explanation, ai: noModel() };
+      const ai = await proseFor(fastify, request, 'explain', () =>
+        clusterPrompt(fastify, request, explanation),
+      );
+      return { explanation, ai };
     },
   );
 
@@ -168,36 +290,43 @@ export async function issueExplainRoutes(fastify: FastifyInstance) {
       const projectId = request.auth.project.id;
       const cluster = await findCluster(fastify.database, projectId, request.params.id);
       if (cluster === undefined) throw notFound(`No issue ${request.params.id}`);
-      const ai = noModel();
       if (cluster.kind !== 'error') {
-        return {
-          issueId: cluster.id,
-          diff: null,
-          reason: 'A call-quality issue has no source code to patch.',
-          ai,
-        };
+        const reason = 'A call-quality issue has no source code to patch.';
+        return { issueId: cluster.id, diff: null, reason, ai: noModel(reason) };
       }
       const latest = await findLatestClusterError(fastify.database, projectId, cluster.id);
-      if (latest === undefined)
-        return { issueId: cluster.id, diff: null, reason: 'The issue has no occurrence left.', ai };
+      if (latest === undefined) {
+        const reason = 'The issue has no occurrence left.';
+        return { issueId: cluster.id, diff: null, reason, ai: noModel(reason) };
+      }
       const frames = framesOf(latest.details);
       const location = frames.find((frame) => frame.mapped && frame.context !== undefined);
-      return {
-        issueId: cluster.id,
-        error: {
-          sessionId: latest.session_id,
-          name: latest.name,
-          ...(latest.message === null ? {} : { message: latest.message }),
-          frames,
-        },
-        ...(location === undefined ? {} : { location }),
-        diff: null,
-        reason:
-          location === undefined
-            ? 'No frame of the latest error was mapped to its source: upload the source maps (with sources) of its release.'
-            : 'A patch needs a model; the location above is where the error was thrown.',
-        ai,
+      const error = {
+        sessionId: latest.session_id,
+        name: latest.name,
+        ...(latest.message === null ? {} : { message: latest.message }),
+        frames,
       };
+      const base = { issueId: cluster.id, error, ...(location === undefined ? {} : { location }) };
+      if (location === undefined) {
+        const reason =
+          'No frame of the latest error was mapped to its source: upload the source maps (with sources) of its release.';
+        return { ...base, diff: null, reason, ai: noModel(reason) };
+      }
+      const access = await modelAccess(fastify.database, fastify.configuration, {
+        organizationId: request.auth.organizationId,
+        projectId,
+        feature: 'draft_pr',
+      });
+      if (!access.allowed) {
+        return {
+          ...base,
+          diff: null,
+          reason: 'A patch needs a model; the location above is where the error was thrown.',
+          ai: noModel(access.reason),
+        };
+      }
+      return { ...base, ...(await draftPatch(fastify.database, access, { error, log: request.log })) };
     },
   );
 }

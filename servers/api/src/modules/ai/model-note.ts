@@ -21,7 +21,7 @@ export const modelNoteSchema = z.discriminatedUnion('used', [
 export type ModelNote = z.infer<typeof modelNoteSchema>;
 
 /** The reason given while no model is configured on the server. */
-const NO_MODEL_REASON =
+export const NO_MODEL_REASON =
   'No model is configured: this is the deterministic result. An operator enables a model with SVC_AI_BASE_URL and SVC_AI_MODEL.';
 
 /**

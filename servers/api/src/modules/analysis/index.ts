@@ -3,8 +3,8 @@
 // reproductions (steps and a Playwright script). No model: the ai module adds prose on top.
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
-export { explainCall, explainSession } from './explain.ts';
-export { explainCluster } from './explain-cluster.ts';
+export { type Explanation, explainCall, explainSession } from './explain.ts';
+export { type ClusterExplanation, explainCluster } from './explain-cluster.ts';
 export { readTranscriptSources } from './session-source.ts';
-export { formatDuration, type TranscriptSources } from './transcript.ts';
+export { buildTranscript, formatDuration, type Transcript, type TranscriptSources } from './transcript.ts';
 export { clusterExplanationSchema, explanationSchema } from './views.ts';

@@ -93,6 +93,9 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'ai_jobs',
         'ai_anomalies',
         'ai_digests',
+        'ai_settings',
+        'ai_usage',
+        'ai_feedback',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

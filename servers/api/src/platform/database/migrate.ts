@@ -28,6 +28,7 @@ import * as assets from './migrations/2026-12-12-assets.ts';
 import * as clusterFingerprints from './migrations/2026-12-13-cluster-fingerprints.ts';
 import * as aiJobs from './migrations/2026-12-14-ai-jobs.ts';
 import * as aiReports from './migrations/2026-12-14-ai-reports.ts';
+import * as aiSettings from './migrations/2026-12-15-ai-settings.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -62,6 +63,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-13-cluster-fingerprints': clusterFingerprints,
   '2026-12-14-ai-jobs': aiJobs,
   '2026-12-14-ai-reports': aiReports,
+  '2026-12-15-ai-settings': aiSettings,
 };
 
 /**

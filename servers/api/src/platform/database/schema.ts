@@ -9,6 +9,7 @@ import type {
   UsersTable,
 } from './tables/accounts.table.ts';
 import type { AiJobsTable } from './tables/ai-jobs.table.ts';
+import type { AiFeedbackTable, AiSettingsTable, AiUsageTable } from './tables/ai-settings.table.ts';
 import type { ApiTokensTable } from './tables/api-tokens.table.ts';
 import type {
   AssetFetchesTable,
@@ -107,4 +108,7 @@ export interface Database {
   ai_jobs: AiJobsTable;
   ai_anomalies: AiAnomaliesTable;
   ai_digests: AiDigestsTable;
+  ai_settings: AiSettingsTable;
+  ai_usage: AiUsageTable;
+  ai_feedback: AiFeedbackTable;
 }

@@ -1,0 +1,366 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chunkBytes, ingest, sessionMeta, type WireItem } from '../../../test/call-timelines.ts';
+import { apiClient, type Json } from '../../../test/http.ts';
+import { newSessionId } from '../../../test/ingest-helpers.ts';
+import { type OpenAiStandIn, startOpenAiStandIn } from '../../../test/openai-stand-in.ts';
+import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
+import { ENGINES } from '../../../test/test-database.ts';
+import { draftPatch, extractDiff } from './draft.ts';
+import { modelAccess } from './model.ts';
+
+// The optional model through the API, on both engines, with a stand-in for the hosted model (a
+// real HTTP server speaking OpenAI's Chat Completions format, recording the exact bytes it
+// receives): prose grounded on the transcript with evidence ids, nothing masked and nothing
+// secret in what was sent, tokens counted per organization, the cap enforced, a failing model
+// leaving the deterministic answer, feedback stored.
+
+const T0 = Date.UTC(2026, 10, 21, 9, 0, 0);
+/** What the session holds in the clear that must never reach the model. */
+const SECRETS = [
+  'ada@lovelace.example',
+  '4242 4242 4242 4242',
+  'sk_live_51HqLyjWDarjtT1zdp7dc',
+  'tok_abcdef123456',
+  'AKIAIOSFODNN7EXAMPLE',
+];
+
+const element = (
+  id: number,
+  tagName: string,
+  attributes: Record<string, string>,
+  childNodes: unknown[] = [],
+) => ({
+  type: 2,
+  id,
+  tagName,
+  attributes,
+  childNodes,
+});
+
+/** A checkout whose text is masked by the SDK, with secrets an app put in the clear elsewhere. */
+function events(): WireItem[] {
+  const snapshot = {
+    type: 0,
+    id: 1,
+    childNodes: [
+      element(2, 'html', {}, [
+        element(3, 'body', {}, [
+          element(4, 'p', { id: 'owner' }, [{ type: 3, id: 5, textContent: '*** ********' }]),
+          element(6, 'input', { id: 'card', type: 'text', 'aria-label': 'Card number' }),
+          element(7, 'button', { id: 'pay', class: 'svc-unmask' }, [{ type: 3, id: 8, textContent: 'Pay' }]),
+        ]),
+      ]),
+    ],
+  };
+  const rrweb = (t: number, data: unknown) => ({ t, type: 'rrweb', data }) as WireItem;
+  return [
+    {
+      t: T0,
+      type: 'nav',
+      url: 'https://shop.test/checkout?token=tok_abcdef123456&step=2',
+      load: true,
+    } as WireItem,
+    rrweb(T0 + 1, { type: 2, data: { node: snapshot, initialOffset: { top: 0, left: 0 } } }),
+    rrweb(T0 + 1_000, { type: 3, data: { source: 5, id: 6, text: '**** **** **** ****' } }),
+    rrweb(T0 + 2_000, { type: 3, data: { source: 2, type: 2, id: 8, x: 10, y: 10 } }),
+    {
+      t: T0 + 2_100,
+      type: 'request',
+      initiator: 'fetch',
+      method: 'POST',
+      url: 'https://api.shop.test/v1/charge?api_key=AKIAIOSFODNN7EXAMPLE',
+      status: 402,
+      durationMs: 90,
+    } as WireItem,
+    {
+      t: T0 + 2_200,
+      type: 'error',
+      name: 'Error',
+      message: 'Payment failed for ada@lovelace.example with card 4242 4242 4242 4242',
+      source: 'onerror',
+    } as WireItem,
+    {
+      t: T0 + 2_300,
+      type: 'custom',
+      name: 'coupon_applied',
+      props: { coupon: 'sk_live_51HqLyjWDarjtT1zdp7dc', plan: 'pro' },
+    } as WireItem,
+  ];
+}
+
+async function ingestSession(test: TestApp, project: TestProject): Promise<string> {
+  const sessionId = newSessionId();
+  await ingest(
+    test.app,
+    project.projectKey,
+    chunkBytes({
+      sessionId,
+      seq: 0,
+      sentAt: T0 + 3_000,
+      meta: { ...sessionMeta(T0, { userId: 'ada@lovelace.example' }), url: 'https://shop.test/checkout' },
+      events: events(),
+    }),
+  );
+  await test.processingWorker.runUntilIdle();
+  return sessionId;
+}
+
+describe.each(ENGINES)('the model on %s', (engine) => {
+  let model: OpenAiStandIn;
+  let test: TestApp;
+  let strict: TestProject;
+  let sessionId: string;
+  let strictSessionId: string;
+  beforeAll(async () => {
+    model = await startOpenAiStandIn();
+    test = await createTestApp(
+      engine,
+      { logger: false },
+      {
+        SVC_AI_BASE_URL: model.baseUrl,
+        SVC_AI_MODEL: 'stand-in-model',
+        SVC_AI_API_KEY: 'sk-operator-key-0123456789',
+      },
+    );
+    strict = await test.createProject('strict');
+    await test.database.database
+      .updateTable('projects')
+      .set({ settings: sql`jsonb_set(settings, '{privacy,mode}', '"strict"')` })
+      .where('id', '=', strict.project.id)
+      .execute();
+    sessionId = await ingestSession(test, test.first);
+    strictSessionId = await ingestSession(test, strict);
+  });
+  afterAll(async () => {
+    await test?.close();
+    await model?.close();
+  });
+  const { request, get, ok } = apiClient(() => test);
+
+  async function setAi(
+    organizationId: string,
+    settings: { enabled: boolean; cap?: number | null; features?: string[] },
+  ) {
+    const values = {
+      enabled: settings.enabled,
+      monthly_token_cap: settings.cap ?? null,
+      features: JSON.stringify(settings.features ?? ['summary', 'explain', 'search', 'chat', 'draft_pr']),
+    };
+    await test.database.database
+      .insertInto('ai_settings')
+      .values({ organization_id: organizationId, ...values })
+      .onConflict((conflict) => conflict.column('organization_id').doUpdateSet(values))
+      .execute();
+  }
+
+  it('answers the deterministic result while the organization has AI off, and sends nothing', async () => {
+    const summary = await get(`/v1/sessions/${sessionId}/summary`);
+    expect(summary.ai).toEqual({
+      used: false,
+      reason: expect.stringMatching(/^AI is off for this organization/),
+    });
+    expect(summary.summary).toMatch(/session/);
+    expect(model.received).toEqual([]);
+  });
+
+  it('adds prose grounded on the transcript, quoting its evidence ids; what was sent holds nothing masked or secret', async () => {
+    await setAi(test.first.project.organization_id, { enabled: true });
+    const transcript = await get(`/v1/sessions/${sessionId}/transcript`);
+    const errorEntry = (transcript.entries as Json[]).find((entry) => entry.kind === 'error');
+    model.answer(() => ({
+      text: `The payment failed with HTTP 402 [0.4] and the page threw [${errorEntry.id}]; see also [9.99].`,
+      usage: { prompt: 1_200, completion: 80 },
+    }));
+    const summary = await get(`/v1/sessions/${sessionId}/summary`);
+    expect(summary.ai).toEqual({
+      used: true,
+      model: 'stand-in-model',
+      text: `The payment failed with HTTP 402 [0.4] and the page threw [${errorEntry.id}]; see also [9.99].`,
+      // [9.99] is no entry of the transcript: not evidence.
+      evidenceIds: ['0.4', errorEntry.id],
+    });
+    expect(model.received).toHaveLength(1);
+    const sent = model.received[0] as Json;
+    expect(sent.headers.authorization).toBe('Bearer sk-operator-key-0123456789');
+    expect(sent.body.model).toBe('stand-in-model');
+    for (const secret of SECRETS) expect(sent.raw).not.toContain(secret);
+    expect(sent.raw).not.toContain('4242424242424242');
+    expect(sent.raw).not.toMatch(/\*{3}/);
+    const prompt = (sent.body.messages as Json[]).map((message) => message.content).join('\n');
+    expect(prompt).toContain('Error Error: Payment failed for [email] with card [card] (onerror)');
+    expect(prompt).toContain('Opened /checkout?token=[token]&step=2');
+    // Ingest already kept no query parameter of the request (the project allows none).
+    expect(prompt).toContain('Request POST https://api.shop.test/v1/charge failed: HTTP 402');
+    expect(prompt).toContain('Event "coupon_applied" {"coupon":"[token]","plan":"pro"}');
+    expect(prompt).toContain('[token]');
+    expect(prompt).toContain('User [email]');
+    expect(prompt).toContain('Typed into textbox "Card number" (#card) (value not recorded)');
+  });
+
+  it('sends no query strings and no event properties in strict privacy mode', async () => {
+    await setAi(strict.project.organization_id, { enabled: true });
+    model.answer(() => ({ text: 'Strict.' }));
+    const before = model.received.length;
+    await ok('POST', `/v1/sessions/${strictSessionId}/explain`, undefined, strict);
+    const sent = model.received[before] as Json;
+    const prompt = (sent.body.messages as Json[]).map((message) => message.content).join('\n');
+    expect(prompt).toContain('Opened /checkout (route /checkout)');
+    expect(prompt).not.toContain('step=2');
+    expect(prompt).toMatch(/Event "coupon_applied"\n/);
+    expect(prompt).not.toContain('plan');
+    for (const secret of SECRETS) expect(sent.raw).not.toContain(secret);
+  });
+
+  it('counts tokens per organization, project and feature, and enforces the monthly cap with a clear reason', async () => {
+    const usage = await get('/v1/ai/usage');
+    expect(usage).toMatchObject({
+      organizationId: test.first.project.organization_id,
+      organization: { requests: 1, inputTokens: 1_200, outputTokens: 80, totalTokens: 1_280 },
+      project: { requests: 1, inputTokens: 1_200, outputTokens: 80 },
+      byFeature: [{ feature: 'summary', requests: 1, inputTokens: 1_200, outputTokens: 80 }],
+      cap: null,
+      remaining: null,
+    });
+    // The strict project's explanation counted in its own organization only.
+    expect((await get('/v1/ai/usage', strict)).byFeature).toEqual([
+      { feature: 'explain', requests: 1, inputTokens: 100, outputTokens: 20 },
+    ]);
+
+    await setAi(test.first.project.organization_id, { enabled: true, cap: 1_280 });
+    const before = model.received.length;
+    const capped = await ok('POST', `/v1/sessions/${sessionId}/explain`);
+    expect(capped.ai).toEqual({
+      used: false,
+      reason: expect.stringMatching(
+        /^The organization used its monthly AI token cap \(1280 of 1280 tokens in \d{4}-\d{2}\)/,
+      ),
+    });
+    expect(capped.explanation.problems.length).toBeGreaterThan(0);
+    expect(model.received.length).toBe(before);
+    expect((await get('/v1/ai/usage')).remaining).toBe(0);
+    await setAi(test.first.project.organization_id, { enabled: true, cap: null });
+  });
+
+  it('keeps to the features the organization allows', async () => {
+    await setAi(test.first.project.organization_id, { enabled: true, features: ['explain'] });
+    const summary = await get(`/v1/sessions/${sessionId}/summary`);
+    expect(summary.ai.reason).toMatch(/do not let the model answer "summary"/);
+    await setAi(test.first.project.organization_id, { enabled: true });
+  });
+
+  it('answers the deterministic result, saying why, when the model fails', async () => {
+    model.answer(() => ({ status: 500 }));
+    const answer = await request('POST', `/v1/sessions/${sessionId}/explain`);
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json().ai).toEqual({
+      used: false,
+      reason: expect.stringMatching(/^The model did not answer/),
+    });
+    expect(answer.json().explanation.problems.map((problem: Json) => problem.kind)).toContain('error');
+  });
+
+  it('stores ratings of answers', async () => {
+    const created = await request('POST', '/v1/ai/feedback', {
+      feature: 'summary',
+      subjectId: sessionId,
+      rating: 'up',
+      comment: 'Spot on',
+      model: 'stand-in-model',
+    });
+    expect(created.statusCode).toBe(201);
+    const row = await test.database.database
+      .selectFrom('ai_feedback')
+      .selectAll()
+      .where('id', '=', created.json().id)
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({
+      project_id: test.first.project.id,
+      feature: 'summary',
+      subject_id: sessionId,
+      rating: 'up',
+      comment: 'Spot on',
+    });
+    const invalid = await request('POST', '/v1/ai/feedback', {
+      feature: 'summary',
+      subjectId: sessionId,
+      rating: 5,
+    });
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.json().code).toBe('invalid');
+  });
+
+  it('drafts a patch as a unified diff from mapped frames and their source', async () => {
+    const diff = [
+      '--- src/checkout.ts',
+      '+++ src/checkout.ts',
+      '@@ -6,3 +6,3 @@',
+      ' export function pay(cart: Cart) {',
+      "-  if (cart.items.length === 0) throw new TypeError('cart has no items');",
+      "+  if (cart.items.length === 0) return { ok: false, reason: 'empty' };",
+      ' }',
+    ].join('\n');
+    model.answer(() => ({
+      text: `\`\`\`diff\n${diff}\n\`\`\`\nReturn instead of throwing.`,
+      usage: { prompt: 300, completion: 60 },
+    }));
+    const access = await modelAccess(test.database.database, test.configuration, {
+      organizationId: test.first.project.organization_id,
+      projectId: test.first.project.id,
+      feature: 'draft_pr',
+    });
+    if (!access.allowed) throw new Error(access.reason);
+    const before = model.received.length;
+    const draft = await draftPatch(test.database.database, access, {
+      error: {
+        name: 'TypeError',
+        message: 'cart has no items for ada@lovelace.example',
+        frames: [
+          {
+            mapped: true,
+            function: 'pay',
+            file: 'src/checkout.ts',
+            line: 7,
+            column: 15,
+            context: {
+              before: ['export function pay(cart: Cart) {'],
+              line: "  if (cart.items.length === 0) throw new TypeError('cart has no items');",
+              after: ['}'],
+            },
+          },
+        ],
+      },
+      log: { warn: () => {} },
+    });
+    expect(draft.diff).toBe(`${diff}\n`);
+    const sent = (model.received[before] as Json).body.messages
+      .map((message: Json) => message.content)
+      .join('\n');
+    expect(sent).toContain('at pay (src/checkout.ts:7:15)');
+    expect(sent).toContain(
+      "    7 >   if (cart.items.length === 0) throw new TypeError('cart has no items');",
+    );
+    expect(sent).toContain('TypeError: cart has no items for [email]');
+    expect(extractDiff('No idea.')).toBeNull();
+    expect(extractDiff('```diff\n--- a\n+++ a\nnot a hunk\n```')).toBeNull();
+  });
+});
+
+describe('configuration of the model', () => {
+  it('needs the base URL and the model together', async () => {
+    const { loadConfiguration } = await import('../../platform/config.ts');
+    expect(() => loadConfiguration({ SVC_AI_BASE_URL: 'http://127.0.0.1:1/v1' })).toThrow(
+      /SVC_AI_BASE_URL and SVC_AI_MODEL/,
+    );
+    expect(() => loadConfiguration({ SVC_AI_BASE_URL: 'ftp://x', SVC_AI_MODEL: 'm' })).toThrow(
+      /SVC_AI_BASE_URL/,
+    );
+    expect(
+      loadConfiguration({ SVC_AI_BASE_URL: 'http://127.0.0.1:11434/v1/', SVC_AI_MODEL: 'llama3' }).ai,
+    ).toEqual({
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      model: 'llama3',
+    });
+    expect(loadConfiguration({}).ai).toBeUndefined();
+  });
+});
