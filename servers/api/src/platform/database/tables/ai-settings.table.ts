@@ -45,4 +45,3 @@ export interface AiFeedbackTable {
   created_by: string;
   created_at: ColumnType<Date, Date | undefined, never>;
 }
-
