@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
-import { createAiJobWorker } from './modules/ai/job-worker.ts';
+import { createExplainJobHandlers } from './modules/ai/explain-jobs.ts';
+import { type AiJobWorker, createAiJobWorker } from './modules/ai/job-worker.ts';
 import { releaseAiJobLeases } from './modules/ai/jobs.ts';
 import { type AssetWorker, createAssetWorker } from './modules/assets/index.ts';
 import { createFactsWorker, createRegressionWorker, type FactsWorker } from './modules/insights/index.ts';
@@ -62,6 +63,8 @@ declare module 'fastify' {
     mailer: Mailer;
     /** Source maps of every project, with the process's cache of parsed maps. */
     symbolicator: Symbolicator;
+    /** AI jobs: anomaly scans, digests, asynchronous explanations (started with `configuration.callWorker`). */
+    aiJobWorker: AiJobWorker;
   }
 }
 
@@ -161,15 +164,24 @@ export const servicesPlugin = fastifyPlugin(
     if (services.configuration.callWorker) fastify.addHook('onReady', async () => assetWorker.start());
     if (services.configuration.regressionWorker)
       fastify.addHook('onReady', async () => regressionWorker.start());
-    // AI jobs (anomaly scans, digests) and their hourly scheduler, with the other job workers.
+    // AI jobs (anomaly scans, digests, explanations) and their hourly scheduler, with the other job workers.
     const aiJobWorker = createAiJobWorker({
       database: services.database.database,
-      handlers: createReportJobHandlers({
-        appUrl: services.configuration.appUrl,
-        onDeliveriesQueued: () => deliveryWorker.wake(),
-      }),
+      handlers: {
+        ...createReportJobHandlers({
+          appUrl: services.configuration.appUrl,
+          onDeliveriesQueued: () => deliveryWorker.wake(),
+        }),
+        ...createExplainJobHandlers({
+          blobStore: services.blobStore,
+          masterKey: services.masterKey,
+          configuration: services.configuration,
+          onDeliveriesQueued: () => deliveryWorker.wake(),
+        }),
+      },
       log: fastify.log.child({ worker: 'ai-jobs' }),
     });
+    fastify.decorate('aiJobWorker', aiJobWorker);
     if (services.configuration.callWorker)
       fastify.addHook('onReady', async () => {
         // The embedded store is one process: a running job's lease is from a process that died.

@@ -5,23 +5,20 @@ import type { AiFeature } from '../../platform/database/tables/ai-settings.table
 import { notFound } from '../../platform/http/errors.ts';
 import {
   buildTranscript,
-  type ClusterExplanation,
   clusterExplanationSchema,
-  type Explanation,
   explainCall,
   explainCluster,
   explainSession,
   explanationSchema,
   readTranscriptSources,
-  type Transcript,
 } from '../analysis/index.ts';
 import { findCluster, findLatestClusterError } from '../issues/index.ts';
-import { readSettings } from '../projects/index.ts';
 import { sessionIdSchema } from '../sessions/index.ts';
 import { draftPatch } from './draft.ts';
+import { aiJobSchema, queueAiJob, toAiJobView } from './jobs.ts';
 import { modelAccess } from './model.ts';
 import { type ModelNote, modelNoteSchema, noModel } from './model-note.ts';
-import { dataForModel, evidenceIdsOf, transcriptForModel, writeProse } from './prose.ts';
+import { clusterPrompt, evidenceIdsOf, sessionPrompt, writeProse } from './prose.ts';
 import { summarizeSession, summarySchema } from './summary.ts';
 
 const sessionParams = z.object({ id: sessionIdSchema });
@@ -34,8 +31,24 @@ const explainBodySchema = z
       .regex(/^call_[0-9A-HJKMNP-TV-Z]{26}$/, 'a call id (call_…)')
       .optional()
       .describe('Explain this call of the session instead of the whole session'),
+    async: z
+      .boolean()
+      .optional()
+      .describe('Queue the explanation as an AI job (202); ai.deep_analysis_ready announces it when done'),
   })
   .nullish();
+
+const issueExplainBodySchema = z
+  .strictObject({
+    async: z
+      .boolean()
+      .optional()
+      .describe('Queue the explanation as an AI job (202); ai.deep_analysis_ready announces it when done'),
+  })
+  .nullish();
+
+/** The answer of an explanation queued as a job. */
+const queuedSchema = z.object({ job: aiJobSchema });
 
 /** A frame of the latest error, as processing stored it (symbolicated where a map matched). */
 const frameSchema = z.object({
@@ -65,43 +78,6 @@ const draftSchema = z.object({
   reason: z.string().optional(),
   ai: modelNoteSchema,
 });
-
-/** The problems of an explanation as a model reads them: the first 10, their 2 likeliest causes. */
-function problemsForModel(explanation: Explanation): unknown {
-  return explanation.problems.slice(0, 10).map((problem) => ({
-    id: problem.id,
-    kind: problem.kind,
-    severity: problem.severity,
-    title: problem.title,
-    count: problem.count,
-    evidence: problem.evidence,
-    evidenceIds: problem.evidenceIds,
-    causes: problem.causes.slice(0, 2).map((cause) => ({
-      title: cause.title,
-      confidence: cause.confidence,
-      why: cause.why,
-      tryThis: cause.tryThis.slice(0, 2),
-    })),
-  }));
-}
-
-/** What a prose answer is asked from a transcript: the transcript as the model may read it and the task. */
-function sessionPrompt(
-  request: FastifyRequest,
-  transcript: Transcript,
-  explanation: Explanation,
-  task: string,
-): string {
-  const strict = readSettings(request.auth.project.settings).privacy.mode === 'strict';
-  const focus = new Set(explanation.problems.flatMap((problem) => problem.evidenceIds));
-  return `Transcript of the session:
-${transcriptForModel(transcript, { strict, focus })}
-
-Its problems, found deterministically, most severe first (JSON):
-${dataForModel(problemsForModel(explanation))}
-
-${task}`;
-}
 
 /**
  * The model's part of an answer: its prose when the organization's settings let the model answer
@@ -167,9 +143,9 @@ export async function sessionExplainRoutes(fastify: FastifyInstance) {
         const transcript = buildTranscript(sources);
         return {
           prompt: sessionPrompt(
-            request,
             transcript,
             explainSession(sources),
+            request.auth.project,
             'Summarize this session for a developer in 3 to 5 sentences: what the person did, what went wrong, and its most likely cause. Cite evidence ids.',
           ),
           known: evidenceIdsOf(transcript),
@@ -188,10 +164,13 @@ export async function sessionExplainRoutes(fastify: FastifyInstance) {
           "Explain a session's (or one of its calls') problems: evidence, likely causes and what to try",
         params: sessionParams,
         body: explainBodySchema,
-        response: { 200: z.object({ explanation: explanationSchema, ai: modelNoteSchema }) },
+        response: {
+          200: z.object({ explanation: explanationSchema, ai: modelNoteSchema }),
+          202: queuedSchema,
+        },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const sources = await readTranscriptSources(
         fastify,
         request.log,
@@ -200,15 +179,24 @@ export async function sessionExplainRoutes(fastify: FastifyInstance) {
       );
       if (sources === undefined) throw notFound(`No session ${request.params.id}`);
       const callId = request.body?.callId;
+      if (request.body?.async === true) {
+        const job = await queueAiJob(fastify.database, {
+          projectId: request.auth.project.id,
+          kind: 'explain_session',
+          input: { sessionId: request.params.id, ...(callId === undefined ? {} : { callId }) },
+        });
+        fastify.aiJobWorker.wake();
+        return reply.code(202).send({ job: toAiJobView(job) });
+      }
       const explanation = callId === undefined ? explainSession(sources) : explainCall(sources, callId);
       if (explanation === undefined) throw notFound(`No call ${callId} in session ${request.params.id}`);
       const ai = await proseFor(fastify, request, 'explain', async () => {
         const transcript = buildTranscript(sources);
         return {
           prompt: sessionPrompt(
-            request,
             transcript,
             explanation,
+            request.auth.project,
             `Explain the problems of this ${callId === undefined ? 'session' : `call (${callId})`} to a developer, most severe first: what happened, with its evidence, the most likely cause and what to try first. Use the deterministic causes unless the transcript clearly points elsewhere. Cite evidence ids.`,
           ),
           known: evidenceIdsOf(transcript),
@@ -217,36 +205,6 @@ export async function sessionExplainRoutes(fastify: FastifyInstance) {
       return { explanation, ai };
     },
   );
-}
-
-/** What a prose answer is asked of an issue: its explanation and the transcript of its latest occurrence's session. */
-async function clusterPrompt(
-  fastify: FastifyInstance,
-  request: FastifyRequest,
-  explanation: ClusterExplanation,
-): Promise<{ prompt: string; known: ReadonlySet<string> }> {
-  const latest = explanation.latest;
-  const sources =
-    latest === undefined
-      ? undefined
-      : await readTranscriptSources(fastify, request.log, request.auth.project, latest.sessionId);
-  const transcript = sources === undefined ? undefined : buildTranscript(sources);
-  const strict = readSettings(request.auth.project.settings).privacy.mode === 'strict';
-  const context =
-    transcript === undefined || latest === undefined
-      ? ''
-      : `Transcript of the session of its latest occurrence (${latest.evidenceId}):
-${transcriptForModel(transcript, { strict, focus: new Set([latest.evidenceId]), budget: 20_000 })}
-
-`;
-  const { breakdown: _breakdown, ...brief } = explanation;
-  return {
-    prompt: `${context}The issue, explained deterministically over its occurrences (JSON):
-${dataForModel(brief)}
-
-Explain this issue to a developer: what it is, where it concentrates (releases, browsers, devices, networks) and what that suggests, the most likely cause and what to try first. Cite evidence ids from the transcript.`,
-    known: transcript === undefined ? new Set() : evidenceIdsOf(transcript),
-  };
 }
 
 export async function issueExplainRoutes(fastify: FastifyInstance) {
@@ -261,15 +219,28 @@ export async function issueExplainRoutes(fastify: FastifyInstance) {
         summary:
           'Explain an issue over its occurrences: where it concentrates, likely causes and what to try',
         params: clusterParams,
-        response: { 200: z.object({ explanation: clusterExplanationSchema, ai: modelNoteSchema }) },
+        body: issueExplainBodySchema,
+        response: {
+          200: z.object({ explanation: clusterExplanationSchema, ai: modelNoteSchema }),
+          202: queuedSchema,
+        },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const cluster = await findCluster(fastify.database, request.auth.project.id, request.params.id);
       if (cluster === undefined) throw notFound(`No issue ${request.params.id}`);
+      if (request.body?.async === true) {
+        const job = await queueAiJob(fastify.database, {
+          projectId: request.auth.project.id,
+          kind: 'explain_issue',
+          input: { clusterId: cluster.id },
+        });
+        fastify.aiJobWorker.wake();
+        return reply.code(202).send({ job: toAiJobView(job) });
+      }
       const explanation = await explainCluster(fastify.database, request.auth.project.id, cluster);
       const ai = await proseFor(fastify, request, 'explain', () =>
-        clusterPrompt(fastify, request, explanation),
+        clusterPrompt(fastify, request.log, request.auth.project, explanation),
       );
       return { explanation, ai };
     },

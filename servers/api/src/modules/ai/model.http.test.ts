@@ -7,6 +7,8 @@ import { type OpenAiStandIn, startOpenAiStandIn } from '../../../test/openai-sta
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { draftPatch, extractDiff } from './draft.ts';
+import { createExplainJobHandlers } from './explain-jobs.ts';
+import { createAiJobWorker } from './job-worker.ts';
 import { modelAccess } from './model.ts';
 
 // The optional model through the API, on both engines, with a stand-in for the hosted model (a
@@ -288,6 +290,70 @@ describe.each(ENGINES)('the model on %s', (engine) => {
     });
     expect(invalid.statusCode).toBe(400);
     expect(invalid.json().code).toBe('invalid');
+  });
+
+  it('explains asynchronously as an AI job, keeps the answer as its result and announces it with ai.deep_analysis_ready', async () => {
+    const channel = await ok('POST', '/v1/notifications/channels', {
+      type: 'webhook',
+      name: 'analysis',
+      url: 'http://127.0.0.1:9/hooks',
+    });
+    await ok('POST', '/v1/notifications/rules', {
+      name: 'analyses',
+      channelIds: [channel.channel.id],
+      source: { type: 'ai', events: ['ai.deep_analysis_ready'] },
+    });
+    model.answer(() => ({ text: 'The charge was refused [0.4].', usage: { prompt: 500, completion: 40 } }));
+    // The server's AI job worker, as services.ts makes it (its scheduler left out).
+    const worker = createAiJobWorker({
+      database: test.database.database,
+      handlers: createExplainJobHandlers({
+        ...test.processingDependencies,
+        configuration: test.configuration,
+      }),
+      log: test.app.log,
+      schedule: false,
+    });
+    const queued = await request('POST', `/v1/sessions/${sessionId}/explain`, { async: true });
+    expect(queued.statusCode).toBe(202);
+    const job = queued.json().job;
+    expect(job).toMatchObject({ kind: 'explain_session', status: 'queued' });
+    expect((await get(`/v1/ai/jobs/${job.id}`)).status).toBe('queued');
+    await worker.runUntilIdle();
+    const done = await get(`/v1/ai/jobs/${job.id}`);
+    expect(done.status).toBe('succeeded');
+    expect(done.result.explanation.subject).toEqual({ type: 'session', id: sessionId, sessionId });
+    expect(done.result.ai).toEqual({
+      used: true,
+      model: 'stand-in-model',
+      text: 'The charge was refused [0.4].',
+      evidenceIds: ['0.4'],
+    });
+    const event = await test.database.database
+      .selectFrom('notification_events')
+      .selectAll()
+      .where('project_id', '=', test.first.project.id)
+      .where('id', '=', done.result.eventId)
+      .executeTakeFirstOrThrow();
+    expect(event.type).toBe('ai.deep_analysis_ready');
+    const payload = JSON.parse(event.payload);
+    expect(payload.data).toMatchObject({
+      title: `Explanation ready: session ${sessionId}`,
+      severity: 'info',
+      analysis: { jobId: job.id, subject: { type: 'session', id: sessionId }, modelUsed: true },
+      links: { session: `${test.configuration.appUrl}/sessions/${sessionId}` },
+    });
+    expect(event.payload).not.toContain('ada@lovelace.example');
+    const deliveries = await get('/v1/notifications/deliveries?eventType=ai.deep_analysis_ready');
+    expect(deliveries.items).toHaveLength(1);
+
+    const clusters = (await get('/v1/issues?limit=10')).items as Json[];
+    const issueJob = await request('POST', `/v1/issues/${clusters[0].id}/explain`, { async: true });
+    expect(issueJob.statusCode).toBe(202);
+    await worker.runUntilIdle();
+    const issueDone = await get(`/v1/ai/jobs/${issueJob.json().job.id}`);
+    expect(issueDone).toMatchObject({ kind: 'explain_issue', status: 'succeeded' });
+    expect(issueDone.result.explanation.subject).toEqual({ type: 'issue', id: clusters[0].id });
   });
 
   it('drafts a patch as a unified diff from mapped frames and their source', async () => {

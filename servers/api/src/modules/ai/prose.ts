@@ -6,7 +6,16 @@
 import { generateText } from 'ai';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
-import type { Transcript } from '../analysis/index.ts';
+import type { Project } from '../../platform/database/tables/projects.table.ts';
+import {
+  type AnalysisStores,
+  buildTranscript,
+  type ClusterExplanation,
+  type Explanation,
+  readTranscriptSources,
+  type Transcript,
+} from '../analysis/index.ts';
+import { readSettings } from '../projects/index.ts';
 import { type ModelAccess, recordUsage } from './model.ts';
 import { type ModelNote, noModel } from './model-note.ts';
 import { scrubText, scrubValue } from './scrub.ts';
@@ -34,7 +43,7 @@ const QUERY = /((?:https?:\/\/[^\s?#)"]+)?\/[^\s?#)"]*)[?#][^\s)"]*/g;
  * transcriptForModel(transcript, { strict: false, focus: new Set(['1.12']) });
  * ```
  */
-export function transcriptForModel(
+function transcriptForModel(
   transcript: Transcript,
   options: { strict: boolean; focus?: ReadonlySet<string>; budget?: number },
 ): string {
@@ -83,7 +92,7 @@ export function transcriptForModel(
 }
 
 /** Structured data as a model may read it: every string scrubbed, as compact JSON. */
-export function dataForModel(value: unknown): string {
+function dataForModel(value: unknown): string {
   return JSON.stringify(scrubValue(value));
 }
 
@@ -138,4 +147,72 @@ export async function writeProse(
       `The model did not answer (${error instanceof Error ? error.message.slice(0, 200) : 'error'}); this is the deterministic result.`,
     );
   }
+}
+
+/** The problems of an explanation as a model reads them: the first 10, their 2 likeliest causes. */
+function problemsForModel(explanation: Explanation): unknown {
+  return explanation.problems.slice(0, 10).map((problem) => ({
+    id: problem.id,
+    kind: problem.kind,
+    severity: problem.severity,
+    title: problem.title,
+    count: problem.count,
+    evidence: problem.evidence,
+    evidenceIds: problem.evidenceIds,
+    causes: problem.causes.slice(0, 2).map((cause) => ({
+      title: cause.title,
+      confidence: cause.confidence,
+      why: cause.why,
+      tryThis: cause.tryThis.slice(0, 2),
+    })),
+  }));
+}
+
+function isStrict(project: Pick<Project, 'settings'>): boolean {
+  return readSettings(project.settings).privacy.mode === 'strict';
+}
+
+/** What a prose answer about a session (or call) is asked: its transcript, its problems, the task. */
+export function sessionPrompt(
+  transcript: Transcript,
+  explanation: Explanation,
+  project: Pick<Project, 'settings'>,
+  task: string,
+): string {
+  const focus = new Set(explanation.problems.flatMap((problem) => problem.evidenceIds));
+  return `Transcript of the session:
+${transcriptForModel(transcript, { strict: isStrict(project), focus })}
+
+Its problems, found deterministically, most severe first (JSON):
+${dataForModel(problemsForModel(explanation))}
+
+${task}`;
+}
+
+/** What a prose answer about an issue is asked: its explanation and the transcript of its latest occurrence's session. */
+export async function clusterPrompt(
+  stores: AnalysisStores,
+  log: { error(details: object, message: string): void },
+  project: Pick<Project, 'id' | 'wrapped_data_key' | 'settings'>,
+  explanation: ClusterExplanation,
+): Promise<{ prompt: string; known: ReadonlySet<string> }> {
+  const latest = explanation.latest;
+  const sources =
+    latest === undefined ? undefined : await readTranscriptSources(stores, log, project, latest.sessionId);
+  const transcript = sources === undefined ? undefined : buildTranscript(sources);
+  const context =
+    transcript === undefined || latest === undefined
+      ? ''
+      : `Transcript of the session of its latest occurrence (${latest.evidenceId}):
+${transcriptForModel(transcript, { strict: isStrict(project), focus: new Set([latest.evidenceId]), budget: 20_000 })}
+
+`;
+  const { breakdown: _breakdown, ...brief } = explanation;
+  return {
+    prompt: `${context}The issue, explained deterministically over its occurrences (JSON):
+${dataForModel(brief)}
+
+Explain this issue to a developer: what it is, where it concentrates (releases, browsers, devices, networks) and what that suggests, the most likely cause and what to try first. Cite evidence ids from the transcript.`,
+    known: transcript === undefined ? new Set() : evidenceIdsOf(transcript),
+  };
 }

@@ -5,6 +5,6 @@
 
 export { type Explanation, explainCall, explainSession } from './explain.ts';
 export { type ClusterExplanation, explainCluster } from './explain-cluster.ts';
-export { readTranscriptSources } from './session-source.ts';
+export { type AnalysisStores, readTranscriptSources } from './session-source.ts';
 export { buildTranscript, formatDuration, type Transcript, type TranscriptSources } from './transcript.ts';
 export { clusterExplanationSchema, explanationSchema } from './views.ts';
