@@ -163,6 +163,7 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/ai/digests': scope('ai:read'),
   'GET /v1/ai/usage': scope('ai:read'),
   'POST /v1/ai/feedback': scope('ai:write'),
+  'POST /v1/ai/chat': scope('ai:write'),
 };
 
 /** A caller of the walk. */

@@ -20,6 +20,7 @@ import meRoutes from './modules/accounts/me-routes.ts';
 import mfaRoutes from './modules/accounts/mfa-routes.ts';
 import { findLiveSession } from './modules/accounts/repository.ts';
 import accountRoutes from './modules/accounts/routes.ts';
+import aiChatRoutes from './modules/ai/chat-routes.ts';
 import { issueExplainRoutes, sessionExplainRoutes } from './modules/ai/explain-routes.ts';
 import aiJobRoutes from './modules/ai/job-routes.ts';
 import aiSettingsRoutes from './modules/ai/settings-routes.ts';
@@ -139,6 +140,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(aiJobRoutes, { prefix: '/v1/ai' }); // /v1/ai/jobs/{id}
   await fastify.register(digestRoutes, { prefix: '/v1/ai' }); // /v1/ai/digests
   await fastify.register(aiUsageRoutes, { prefix: '/v1/ai' }); // /v1/ai/usage, /v1/ai/feedback
+  await fastify.register(aiChatRoutes, { prefix: '/v1/ai' }); // /v1/ai/chat (server-sent events)
   await fastify.register(aiSettingsRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/ai/settings
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());

@@ -6,6 +6,7 @@ import { newSessionId } from '../../../test/ingest-helpers.ts';
 import { type OpenAiStandIn, startOpenAiStandIn } from '../../../test/openai-stand-in.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
+import { createApiTokenRecord } from '../projects/api-tokens.ts';
 import { draftPatch, extractDiff } from './draft.ts';
 import { createExplainJobHandlers } from './explain-jobs.ts';
 import { createAiJobWorker } from './job-worker.ts';
@@ -89,6 +90,18 @@ function events(): WireItem[] {
       props: { coupon: 'sk_live_51HqLyjWDarjtT1zdp7dc', plan: 'pro' },
     } as WireItem,
   ];
+}
+
+/** The server-sent events of an answer, in order. */
+function serverSentEvents(body: string): Array<{ event: string; data: Json }> {
+  return body
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
+      const data = /^data: (.*)$/m.exec(block)?.[1] ?? 'null';
+      return { event, data: JSON.parse(data) };
+    });
 }
 
 async function ingestSession(test: TestApp, project: TestProject): Promise<string> {
@@ -354,6 +367,126 @@ describe.each(ENGINES)('the model on %s', (engine) => {
     const issueDone = await get(`/v1/ai/jobs/${issueJob.json().job.id}`);
     expect(issueDone).toMatchObject({ kind: 'explain_issue', status: 'succeeded' });
     expect(issueDone.result.explanation.subject).toEqual({ type: 'issue', id: clusters[0].id });
+  });
+
+  it('streams chat answers as server-sent events, calling read-only tools over the project; all of it scrubbed', async () => {
+    const clusters = (await get('/v1/issues?limit=10')).items as Json[];
+    model.answer((sent) =>
+      (sent.body.messages as Json[]).some((message) => message.role === 'tool')
+        ? {
+            text: `There are ${clusters.length} issues, the worst [${clusters[0].id}].`,
+            usage: { prompt: 300, completion: 30 },
+          }
+        : {
+            toolCalls: [{ name: 'list_issues', arguments: { limit: 5 } }],
+            usage: { prompt: 200, completion: 10 },
+          },
+    );
+    const before = model.received.length;
+    const usageBefore = (await get('/v1/ai/usage')).byFeature.find((row: Json) => row.feature === 'chat');
+    expect(usageBefore).toBeUndefined();
+    const answer = await request('POST', '/v1/ai/chat', {
+      messages: [{ role: 'user', content: 'Which issues do we have? Reply to ada@lovelace.example' }],
+      sessionId,
+    });
+    expect(answer.statusCode).toBe(200);
+    expect(answer.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    const events = serverSentEvents(answer.body);
+    expect(events.map((event) => event.event).filter((name) => name !== 'text')).toEqual([
+      'tool_call',
+      'tool_result',
+      'done',
+    ]);
+    expect(events[0]?.data).toMatchObject({ name: 'list_issues', input: { limit: 5 } });
+    const listed = events[1]?.data.output.issues as Json[];
+    expect(listed.map((issue) => issue.id).sort()).toEqual(clusters.map((cluster) => cluster.id).sort());
+    expect(JSON.stringify(listed)).not.toContain('ada@lovelace.example');
+    const text = events
+      .filter((event) => event.event === 'text')
+      .map((event) => event.data.delta)
+      .join('');
+    expect(text).toBe(`There are ${clusters.length} issues, the worst [${clusters[0].id}].`);
+    expect(events.at(-1)?.data).toEqual({
+      model: 'stand-in-model',
+      usage: { inputTokens: 500, outputTokens: 40 },
+    });
+
+    // Two model calls: the question with the tools offered, then the tool's result.
+    const sent = model.received.slice(before) as Json[];
+    expect(sent).toHaveLength(2);
+    expect(sent[0].body.stream).toBe(true);
+    expect((sent[0].body.tools as Json[]).map((offered) => offered.function.name).sort()).toEqual([
+      'calls_overview',
+      'explain_call',
+      'explain_issue',
+      'explain_session',
+      'get_call',
+      'get_issue',
+      'get_session_transcript',
+      'list_calls',
+      'list_issues',
+    ]);
+    for (const request of sent) for (const secret of SECRETS) expect(request.raw).not.toContain(secret);
+    expect(sent[0].raw).toContain('Reply to [email]');
+    expect(sent[0].raw).toContain(`The person is looking at session ${sessionId}`);
+    const toolMessage = (sent[1].body.messages as Json[]).find((message) => message.role === 'tool');
+    expect(toolMessage.content).toContain(clusters[0].id);
+    expect((await get('/v1/ai/usage')).byFeature.find((row: Json) => row.feature === 'chat')).toEqual({
+      feature: 'chat',
+      requests: 1,
+      inputTokens: 500,
+      outputTokens: 40,
+    });
+  });
+
+  it("offers the chat only the tools the token's scopes allow", async () => {
+    const { token } = await createApiTokenRecord(test.database.database, {
+      projectId: test.first.project.id,
+      name: 'chat only',
+      scopes: ['ai:write', 'calls:read'],
+    });
+    model.answer(() => ({ text: 'Calls only.' }));
+    const before = model.received.length;
+    const answer = await request(
+      'POST',
+      '/v1/ai/chat',
+      { messages: [{ role: 'user', content: 'Hello' }] },
+      { headers: { authorization: `Bearer ${token}` } },
+    );
+    expect(answer.statusCode).toBe(200);
+    const offered = ((model.received[before] as Json).body.tools as Json[])
+      .map((entry) => entry.function.name)
+      .sort();
+    expect(offered).toEqual(['calls_overview', 'get_call', 'list_calls']);
+  });
+
+  it('says in the stream when no model may answer, and refuses a capped organization with 429', async () => {
+    const quiet = await test.createProject('quiet');
+    const off = await request(
+      'POST',
+      '/v1/ai/chat',
+      { messages: [{ role: 'user', content: 'Hello' }] },
+      quiet,
+    );
+    expect(off.statusCode).toBe(200);
+    expect(serverSentEvents(off.body)).toEqual([
+      { event: 'notice', data: { reason: expect.stringMatching(/^AI is off for this organization/) } },
+      { event: 'done', data: { model: null } },
+    ]);
+    await setAi(quiet.project.organization_id, { enabled: true, cap: 0 });
+    const capped = await request(
+      'POST',
+      '/v1/ai/chat',
+      { messages: [{ role: 'user', content: 'Hello' }] },
+      quiet,
+    );
+    expect(capped.statusCode).toBe(429);
+    expect(capped.json()).toEqual({ error: expect.stringMatching(/monthly AI token cap/), code: 'invalid' });
+    expect(Number(capped.headers['retry-after'])).toBeGreaterThan(0);
+    const invalid = await request('POST', '/v1/ai/chat', {
+      messages: [{ role: 'assistant', content: 'Hi' }],
+    });
+    expect(invalid.statusCode).toBe(400);
   });
 
   it('drafts a patch as a unified diff from mapped frames and their source', async () => {

@@ -26,7 +26,7 @@ const TRANSCRIPT_BUDGET = 40_000;
 const MAX_OUTPUT_TOKENS = 900;
 
 /** The instructions every prose answer starts from. */
-const GROUNDING =
+export const GROUNDING =
   'You help developers understand recorded web sessions and WebRTC calls. Use only the transcript and the structured data given; never guess what is masked ("[masked text]", values not recorded, "[email]", "[card]", "[token]"). Cite the evidence id of every fact you use in square brackets exactly as written, for example [1.12] or [finding:pc_01J…:webrtc_freeze]. Be brief and concrete.';
 
 /** A URL's query string and fragment, removed in strict privacy mode (what the SDK's strict mode withholds). */
@@ -43,7 +43,7 @@ const QUERY = /((?:https?:\/\/[^\s?#)"]+)?\/[^\s?#)"]*)[?#][^\s)"]*/g;
  * transcriptForModel(transcript, { strict: false, focus: new Set(['1.12']) });
  * ```
  */
-function transcriptForModel(
+export function transcriptForModel(
   transcript: Transcript,
   options: { strict: boolean; focus?: ReadonlySet<string>; budget?: number },
 ): string {

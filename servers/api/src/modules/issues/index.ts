@@ -9,4 +9,9 @@ export {
   recordSessionIssues,
   symbolicateSessionErrors,
 } from './issues-step.ts';
-export { findCluster, findLatestClusterError } from './repository.ts';
+export {
+  countClusterOccurrences,
+  findCluster,
+  findClustersPage,
+  findLatestClusterError,
+} from './repository.ts';
