@@ -64,7 +64,7 @@ function tool<Input extends z.ZodType>(definition: ReadTool<Input>): ReadTool<In
 /** A tool's answer when the thing asked for is not in the project. */
 const notFound = (what: string) => ({ error: `No ${what} in this project` });
 
-export const READ_TOOLS: readonly ReadTool[] = [
+const READ_TOOLS: readonly ReadTool[] = [
   tool({
     name: 'get_session_transcript',
     title: "A session's transcript",
