@@ -22,6 +22,8 @@ type Requirement =
   | { kind: 'public' }
   /** A project's scope: a token holding it, or a person whose role holds it in the project's organization. */
   | { kind: 'scope'; scope: Scope; personOnly?: boolean }
+  /** Any one of several scopes of a project (the route answers with what those held let it read). */
+  | { kind: 'anyScope'; scopes: readonly Scope[] }
   /** Any signed-in person (about themselves); `token` when an API token may call it too. */
   | { kind: 'person'; token?: boolean }
   /** Any member of the organization (a non-member gets 404). */
@@ -150,6 +152,9 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/symbolicate': scope('sourcemaps:read'),
   // Symbolication changes nothing: a POST that reads.
   'POST /v1/symbolicate': scope('sourcemaps:read'),
+
+  // Search reads sessions, calls and issues: any one of their read scopes, each type for its own.
+  'POST /v1/search': { kind: 'anyScope', scopes: ['sessions:read', 'calls:read', 'issues:read'] },
 };
 
 /** A caller of the walk. */
@@ -187,6 +192,12 @@ function expected(route: string, requirement: Requirement, caller: Caller): 'all
       }
       if (caller.role === 'outsider') return pathProject ? [404] : [403];
       return scopesOfRole(caller.role).has(requirement.scope) ? 'allowed' : [403];
+    case 'anyScope': {
+      if (caller.kind === 'token') return requirement.scopes.includes(caller.scope) ? 'allowed' : [403];
+      if (caller.role === 'outsider') return [403];
+      const held = scopesOfRole(caller.role);
+      return requirement.scopes.some((one) => held.has(one)) ? 'allowed' : [403];
+    }
   }
 }
 

@@ -38,6 +38,7 @@ import configRoutes from './modules/projects/config-routes.ts';
 import organizationProjectRoutes, { type CreatedToken } from './modules/projects/organization-routes.ts';
 import { projectKeysPlugin } from './modules/projects/project-keys.ts';
 import projectRoutes from './modules/projects/routes.ts';
+import searchRoutes from './modules/search/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
 import sourcemapRoutes from './modules/sourcemaps/routes.ts';
@@ -127,6 +128,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(sourcemapRoutes); // /v1/sourcemaps, /v1/symbolicate
   await fastify.register(assetRoutes); // /v1/sessions/{id}/assets, /v1/assets/{sha256}
   await fastify.register(shareAssetRoutes); // /share/{token}/assets
+  await fastify.register(searchRoutes); // /v1/search
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
   await fastify.register(webApp.routes);

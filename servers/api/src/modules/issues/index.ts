@@ -9,3 +9,4 @@ export {
   recordSessionIssues,
   symbolicateSessionErrors,
 } from './issues-step.ts';
+export { countClusterOccurrences } from './repository.ts';

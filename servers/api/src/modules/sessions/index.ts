@@ -3,4 +3,4 @@
 
 export { chunkEvents, readChunkBytes } from './chunk-reader.ts';
 export { readBody } from './request-body.ts';
-export { findActiveShareLink } from './session-queries.ts';
+export { containsPattern, findActiveShareLink, severitiesAtLeast } from './session-queries.ts';
