@@ -7,7 +7,7 @@ import { invalid } from '../../platform/http/errors.ts';
 // Opaque to clients: base64url of a small JSON array, validated on the way in.
 
 /** Results a search pages through at most: offset + limit never passes it. */
-export const MAX_SEARCH_RESULTS = 500;
+export const MAX_SEARCH_RESULTS = 200;
 
 export interface SearchPosition {
   offset: number;

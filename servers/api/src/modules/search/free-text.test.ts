@@ -11,13 +11,18 @@ describe('parseFreeText', () => {
   it('keeps words, phrases, negation and or for websearch_to_tsquery; punctuation becomes spaces', () => {
     expect(parseFreeText('"payment declined" -test checkout/83')).toEqual({
       raw: '"payment declined" -test checkout/83',
-      fullText: { query: '"payment declined" -test checkout 83', phrase: 'payment declined checkout 83' },
+      fullText: {
+        query: '"payment declined" -test checkout 83',
+        phrase: 'payment declined checkout 83',
+        required: ['payment', 'declined', 'checkout', '83'],
+      },
       terms: ['payment', 'declined', 'checkout', '83', '"payment declined" -test checkout/83'],
     });
     expect(parseFreeText('payment_failed')?.fullText).toEqual({
       query: 'payment failed',
       prefix: { rest: 'payment', last: "'failed':*" },
       phrase: 'payment failed',
+      required: ['payment', 'failed'],
     });
     expect(parseFreeText('ada@example.com')?.fullText?.query).toBe('ada example com');
     // A hyphen inside a word separates; at the start of one it negates.
@@ -26,6 +31,8 @@ describe('parseFreeText', () => {
       query: 'timeout or failure',
       prefix: { rest: 'timeout or', last: "'failure':*" },
       phrase: 'timeout failure',
+      // With `or`, no word is required.
+      required: [],
     });
   });
 

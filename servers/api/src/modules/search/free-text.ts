@@ -15,6 +15,11 @@ export interface FullText {
   prefix?: { rest: string; last: string };
   /** The positive words in order, when there are two or more: items holding them as a phrase rank higher. */
   phrase?: string;
+  /**
+   * ASCII words every match holds as a substring of its text (case-insensitive): a cheap
+   * `ILIKE` the database checks before it computes a row's `to_tsvector`. Empty with `or`.
+   */
+  required: string[];
 }
 
 /** A parsed `q`. */
@@ -38,7 +43,8 @@ const PLAIN_WORD = /^[\p{L}\p{N}]{3,}$/u;
  * ```ts
  * parseFreeText('"payment declined" -test checkout/83');
  * // { raw: '"payment declined" -test checkout/83',
- * //   fullText: { query: '"payment declined" -test checkout 83', phrase: 'payment declined checkout 83' },
+ * //   fullText: { query: '"payment declined" -test checkout 83', phrase: 'payment declined checkout 83',
+ * //     required: ['payment', 'declined', 'checkout', '83'] },
  * //   terms: ['payment', 'declined', 'checkout', '83', '"payment declined" -test checkout/83'] }
  * ```
  */
@@ -52,6 +58,7 @@ export function parseFreeText(q: string | undefined): FreeText | undefined {
     .replace(/\s+/g, ' ')
     .trim();
   const positive: string[] = [];
+  let hasOr = false;
   /** The last token, when it is a plain word (not quoted, not negated, not `or`). */
   let lastPlain: string | undefined;
   let inQuote = false;
@@ -65,13 +72,16 @@ export function parseFreeText(q: string | undefined): FreeText | undefined {
     }
     const quotes = (text.match(/"/g) ?? []).length;
     const isOperator = !inQuote && quotes === 0 && text.toLowerCase() === 'or';
+    if (isOperator) hasOr = true;
     if (!negated && !isOperator) positive.push(...(text.match(WORD) ?? []).map((word) => word.toLowerCase()));
     lastPlain = !inQuote && !negated && !isOperator && PLAIN_WORD.test(text) ? text : undefined;
     if (quotes % 2 === 1) inQuote = !inQuote;
   }
   const terms = [...new Set([...positive, raw.toLowerCase()])];
   if (positive.length === 0) return { raw, terms };
-  const fullText: FullText = { query };
+  // A match holds each positive word (or, for the last, its prefix): a substring of its text.
+  const required = hasOr ? [] : [...new Set(positive.filter((word) => /^[a-z0-9]+$/.test(word)))];
+  const fullText: FullText = { query, required };
   if (lastPlain !== undefined && !inQuote) {
     const rest = query.slice(0, query.length - lastPlain.length).trim();
     fullText.prefix = { rest, last: `'${lastPlain.toLowerCase()}':*` };

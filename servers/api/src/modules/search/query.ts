@@ -7,7 +7,7 @@ import { CLUSTER_KINDS } from '../notifications/index.ts';
 // this query), so every field says what it does (`.describe()` becomes the tool's schema), and
 // the schema has no transforms: its JSON Schema is the same for input and output.
 
-/** What a search returns, in the order results of equal score are listed. */
+/** What a search returns. */
 export const SEARCH_TYPES = ['session', 'call', 'issue'] as const;
 export type SearchType = (typeof SEARCH_TYPES)[number];
 

@@ -7,10 +7,13 @@ import type { Session } from '../../platform/database/tables/sessions.table.ts';
 import { containsPattern, severitiesAtLeast } from '../sessions/index.ts';
 import {
   callDocument,
+  callText,
   issueDocument,
+  issueText,
   searchedSignals,
   sessionDocument,
   signalDocument,
+  signalText,
 } from './documents.ts';
 import type { FreeText, FullText } from './free-text.ts';
 import type { SearchFilters, SearchType } from './query.ts';
@@ -21,7 +24,7 @@ import type { SearchFilters, SearchType } from './query.ts';
 // page's rows for their summaries. Every statement is scoped by the project id and bounded.
 
 /** Matches of each kind (full text, substring, errors and custom events) a type ranks at most. */
-const CANDIDATES = 500;
+const CANDIDATES = 200;
 
 /** What to search, validated and resolved (types the caller may read and the filters apply to). */
 export interface SearchPlan {
@@ -66,7 +69,24 @@ const SUBSTRING = 1;
 function tsQuery(fullText: FullText): RawBuilder<unknown> {
   const words = sql`websearch_to_tsquery('simple', ${fullText.query})`;
   if (fullText.prefix === undefined) return words;
+  // The words themselves stay in the query, though their prefix matches them too: the planner
+  // estimates how many rows hold a word from the index's statistics, and a prefix only by a guess.
   return sql`(${words} || (websearch_to_tsquery('simple', ${fullText.prefix.rest}) && to_tsquery('simple', ${fullText.prefix.last})))`;
+}
+
+/**
+ * `document` matches the full text. Its GIN index finds the rows; where the plan walks rows in
+ * time order instead (a common word), `text`, what the document is made of, is tested first for
+ * the words a match holds (`ILIKE`, a few times cheaper than computing the row's `to_tsvector`).
+ * Written as `ILIKE ALL (…)`, which no index serves: an `ILIKE` the trigram index could serve
+ * would join its bitmap to the GIN one, and every row of the lossy trigram bitmap would then have
+ * its document computed for the recheck.
+ */
+function matching(document: RawBuilder<unknown>, text: RawBuilder<unknown>, fullText: FullText) {
+  const match = sql`${document} @@ ${tsQuery(fullText)}`;
+  if (fullText.required.length === 0) return match;
+  const patterns = fullText.required.map((word) => `%${word}%`);
+  return sql`${text} ilike all (${sql.val(patterns)}::text[]) and ${match}`;
 }
 
 /** `weight` + rank + phrase bonus when `document` matches, else 0 (float8). */
@@ -79,11 +99,38 @@ function matchScore(document: RawBuilder<unknown>, fullText: FullText, weight: n
   return sql<number>`(case when ${document} @@ ${query} then ${sql.lit(weight)} + 0.4 * ts_rank_cd(${document}, ${query}, 32)::float8${phrase} else 0 end)::float8`;
 }
 
+/** 1 when `text` holds `pattern` (`ILIKE`), else 0 (float8). */
+const substringScore = (text: RawBuilder<unknown>, pattern: string) =>
+  sql<number>`(case when ${text} ilike ${pattern} then ${sql.lit(SUBSTRING)} else 0 end)::float8`;
+
 const and = (conditions: readonly RawBuilder<unknown>[]) => sql.join(conditions, sql` and `);
 
 /** Ids of `table`'s rows matching `where`, newest first, at most CANDIDATES. */
 function candidates(table: 'sessions' | 'calls', where: readonly RawBuilder<unknown>[]): RawBuilder<unknown> {
   return sql`(select id from ${sql.table(table)} where ${and(where)} order by started_at desc, id desc limit ${CANDIDATES})`;
+}
+
+/** Matching errors and custom events a search looks at, at most (the newest). */
+const SIGNAL_MATCHES = 10_000;
+
+/**
+ * `signal_matches`: the newest errors and custom events whose text matches (at most
+ * SIGNAL_MATCHES), once for the sessions they belong to and the issues they are occurrences of.
+ * Bounded by the plan's time range: a session's events come after its start, and within 31 days
+ * of it (the longest session the duration filters take).
+ */
+function signalMatches(plan: SearchPlan, fullText: FullText): RawBuilder<unknown> {
+  const where = [
+    sql`project_id = ${plan.projectId}`,
+    searchedSignals,
+    matching(signalDocument, signalText, fullText),
+  ];
+  if (plan.from !== undefined) where.push(sql`t >= ${plan.from}`);
+  if (plan.to !== undefined) where.push(sql`t < ${plan.to}::timestamptz + interval '31 days'`);
+  return sql`signal_matches as (
+    select project_id, session_id, seq, event_index, t, kind, name, message from session_signals
+    where ${and(where)} order by t desc limit ${SIGNAL_MATCHES}
+  )`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -123,29 +170,27 @@ function sessionHits(plan: SearchPlan, need: number): RawBuilder<unknown> {
   const pattern = containsPattern(text.raw);
   const fullText = text.fullText;
   const sources = [candidates('sessions', [...where, sql`${sessionSearchText} ilike ${pattern}`])];
+  // Each candidate read by its key (a nested loop, whatever the estimates).
+  const byId = sql`cross join lateral (select * from sessions where project_id = ${plan.projectId} and id = k.id offset 0) s`;
   if (fullText === undefined)
     return sql`select s.id, s.started_at as t, ${sql.lit(SUBSTRING)}::float8 as score, null::text as matched,
         null::timestamptz as matched_at
-      from ${sources[0]} k join sessions s on s.project_id = ${plan.projectId} and s.id = k.id
+      from ${sources[0]} k ${byId}
       order by score desc, t desc, id desc limit ${need}`;
   const query = tsQuery(fullText);
   sources.push(
-    candidates('sessions', [...where, sql`${sessionDocument} @@ ${query}`]),
-    candidates('sessions', [
-      ...where,
-      sql`id in (select session_id from session_signals where project_id = ${plan.projectId} and ${searchedSignals}
-        and ${signalDocument} @@ ${query})`,
-    ]),
+    candidates('sessions', [...where, matching(sessionDocument, sessionSearchText, fullText)]),
+    candidates('sessions', [...where, sql`id = any(array(select session_id from signal_matches))`]),
   );
   // The best of the session's errors and custom events (its first 200: a session that tracks
   // thousands of custom events costs no more than that).
   return sql`select s.id, s.started_at as t,
       coalesce(best.score, 0) + ${matchScore(sql`d.document`, fullText, DESCRIBES)}
-        + (case when ${sessionSearchText} ilike ${pattern} then ${sql.lit(SUBSTRING)} else 0 end)::float8 as score,
+        + ${substringScore(sessionSearchText, pattern)} as score,
       best.text as matched, best.t as matched_at
     from (${sql.join(sources, sql` union `)}) k
-    join sessions s on s.project_id = ${plan.projectId} and s.id = k.id
-    cross join lateral (select ${sessionDocument} as document) d
+    ${byId}
+    cross join lateral (select ${sessionDocument} as document offset 0) d
     left join lateral (
       select ${matchScore(sql`g.document`, fullText, HAPPENED)} as score,
         g.name || coalesce(': ' || g.message, '') as text, g.t
@@ -208,26 +253,25 @@ function callHits(plan: SearchPlan, need: number): RawBuilder<unknown> {
   const sources = [
     candidates('calls', [...where, sessionsMatching(sql`${sessionSearchText} ilike ${pattern}`)]),
   ];
-  const substring = sql`(case when ${sessionSearchText} ilike ${pattern} then ${sql.lit(SUBSTRING)} else 0 end)::float8`;
+  const byId = sql`cross join lateral (select * from calls where project_id = ${plan.projectId} and id = k.id offset 0) c`;
   if (fullText === undefined)
     return sql`select c.id, c.started_at as t, ${sql.lit(SUBSTRING)}::float8 as score, null::text as matched,
         null::timestamptz as matched_at
-      from ${sources[0]} k join calls c on c.project_id = ${plan.projectId} and c.id = k.id
+      from ${sources[0]} k ${byId}
       order by score desc, t desc, id desc limit ${need}`;
-  const query = tsQuery(fullText);
   sources.push(
-    candidates('calls', [...where, sql`${callDocument} @@ ${query}`]),
-    candidates('calls', [...where, sessionsMatching(sql`${sessionDocument} @@ ${query}`)]),
+    candidates('calls', [...where, matching(callDocument, callText, fullText)]),
+    candidates('calls', [...where, sessionsMatching(matching(sessionDocument, sessionSearchText, fullText))]),
   );
   return sql`select c.id, c.started_at as t,
       ${matchScore(sql`d.document`, fullText, HAPPENED)} + coalesce(sx.score, 0) as score,
       null::text as matched, null::timestamptz as matched_at
     from (${sql.join(sources, sql` union `)}) k
-    join calls c on c.project_id = ${plan.projectId} and c.id = k.id
-    cross join lateral (select ${callDocument} as document) d
+    ${byId}
+    cross join lateral (select ${callDocument} as document offset 0) d
     left join lateral (
-      select ${matchScore(sql`x.document`, fullText, DESCRIBES)} + ${substring} as score
-      from sessions cross join lateral (select ${sessionDocument} as document) x
+      select ${matchScore(sql`x.document`, fullText, DESCRIBES)} + ${substringScore(sessionSearchText, pattern)} as score
+      from sessions cross join lateral (select ${sessionDocument} as document offset 0) x
       where sessions.project_id = c.project_id and sessions.id = c.session_id
     ) sx on true
     order by score desc, t desc, id desc limit ${need}`;
@@ -276,42 +320,43 @@ function issueHits(
   const pattern = containsPattern(text.raw);
   const fullText = text.fullText;
   const sources = [issueCandidates([...where, sql`title ilike ${pattern}`])];
-  const substring = sql`(case when i.title ilike ${pattern} then ${sql.lit(SUBSTRING)} else 0 end)::float8`;
+  const byId = sql`cross join lateral (select * from issue_clusters where project_id = ${plan.projectId} and id = k.id offset 0) i`;
   if (fullText === undefined)
     return {
       with: [],
-      hits: sql`select i.id, i.last_seen_at as t, ${substring} as score, null::text as matched,
-          null::timestamptz as matched_at
-        from ${sources[0]} k join issue_clusters i on i.project_id = ${plan.projectId} and i.id = k.id
+      hits: sql`select i.id, i.last_seen_at as t, ${substringScore(sql`i.title`, pattern)} as score,
+          null::text as matched, null::timestamptz as matched_at
+        from ${sources[0]} k ${byId}
         order by score desc, t desc, id desc limit ${need}`,
     };
-  const query = tsQuery(fullText);
-  // An error occurrence `error:<seq>:<index>` is that signal of its session.
+  // The newest matching errors, each with the cluster of its occurrence (`error:<seq>:<index>`,
+  // looked up by key), and per cluster the best of them.
   const messages = sql`issue_messages as (
       select distinct on (cluster_id) cluster_id, score, text from (
         select o.cluster_id, ${matchScore(signalDocument, fullText, HAPPENED)} as score,
           g.name || coalesce(': ' || g.message, '') as text, g.t as signal_t
-        from session_signals g
-        join cluster_occurrences o on o.project_id = g.project_id and o.session_id = g.session_id
-          and o.occurrence_key = 'error:' || g.seq || ':' || g.event_index
-        where g.project_id = ${plan.projectId} and g.${searchedSignals} and g.kind = 'error'
-          and ${signalDocument} @@ ${query}
-        order by g.t desc limit ${CANDIDATES}
-      ) matching
+        from (select * from signal_matches where kind = 'error' order by t desc limit ${CANDIDATES}) g
+        cross join lateral (
+          select cluster_id from cluster_occurrences
+          where project_id = g.project_id and session_id = g.session_id
+            and occurrence_key = 'error:' || g.seq || ':' || g.event_index
+        ) o
+      ) matched
       order by cluster_id, score desc, signal_t desc
     )`;
   sources.push(
-    issueCandidates([...where, sql`${issueDocument} @@ ${query}`]),
+    issueCandidates([...where, matching(issueDocument, issueText, fullText)]),
     issueCandidates([...where, sql`id in (select cluster_id from issue_messages)`]),
   );
   return {
     with: [messages],
     hits: sql`select i.id, i.last_seen_at as t,
-        ${matchScore(sql`d.document`, fullText, HAPPENED)} + coalesce(m.score, 0) + ${substring} as score,
+        ${matchScore(sql`d.document`, fullText, HAPPENED)} + coalesce(m.score, 0)
+          + ${substringScore(sql`i.title`, pattern)} as score,
         m.text as matched, null::timestamptz as matched_at
       from (${sql.join(sources, sql` union `)}) k
-      join issue_clusters i on i.project_id = ${plan.projectId} and i.id = k.id
-      cross join lateral (select ${issueDocument} as document) d
+      ${byId}
+      cross join lateral (select ${issueDocument} as document offset 0) d
       left join issue_messages m on m.cluster_id = i.id
       order by score desc, t desc, id desc limit ${need}`,
   };
@@ -334,6 +379,9 @@ export async function findSearchHits(
 ): Promise<{ hits: SearchHit[]; more: boolean }> {
   const need = plan.offset + plan.limit + 1;
   const entries: RawBuilder<unknown>[] = [];
+  const fullText = plan.text?.fullText;
+  if (fullText !== undefined && (plan.types.has('session') || plan.types.has('issue')))
+    entries.push(signalMatches(plan, fullText));
   const branches: RawBuilder<unknown>[] = [];
   if (plan.types.has('session')) {
     entries.push(sql`session_hits as (${sessionHits(plan, need)})`);

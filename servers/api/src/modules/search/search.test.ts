@@ -99,7 +99,7 @@ describe('search cursors', () => {
       make([0, 1, digest]),
       make([-20, 1, digest]),
       make([2.5, 1, digest]),
-      make([500, 1, digest]),
+      make([200, 1, digest]),
       make([20, -1, digest]),
       make([20, 1, 7]),
     ])
