@@ -16,7 +16,8 @@
  * 2. What the indexes cost the writes: inserting BENCH_SEARCH_WRITE_ROWS error signals (as
  *    ingest does, 100 a statement) and as many new sessions, with the search index on the table
  *    and without it (dropped in the transaction, which is rolled back: the tables are left as
- *    they were), alternated three times; µs per row and the difference.
+ *    they were), five pairs, the order alternating; µs per row (median and range) and the
+ *    difference.
  *
  * Prints ratios against the baseline measured in the same run; never gates on absolute times.
  * Settings: BENCH_SEARCH_ONLY (comma list of reads, writes), BENCH_SEARCH_SESSIONS (default
@@ -47,6 +48,8 @@ const PARTS = new Set((process.env.BENCH_SEARCH_ONLY ?? 'reads,writes').split(',
 const SESSIONS = Number(process.env.BENCH_SEARCH_SESSIONS ?? 100_000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_SEARCH_ROUNDS ?? 20));
 const WRITE_ROWS = Math.max(100, Number(process.env.BENCH_SEARCH_WRITE_ROWS ?? 5_000));
+/** With-and-without pairs of the write measurement. */
+const WRITE_ROUNDS = 5;
 const EXPLAIN = process.env.BENCH_SEARCH_EXPLAIN === '1';
 /** Runs of the baseline per round (cheap, so more samples). */
 const BASELINE_PER_ROUND = 5;
@@ -323,14 +326,21 @@ async function benchWrites(bench: Bench): Promise<void> {
   for (const { name, index, insert } of cases) {
     const withIndex: number[] = [];
     const without: number[] = [];
-    for (let round = 0; round < 3; round++) {
-      withIndex.push(await timedInserts(client, undefined, WRITE_ROWS, insert));
-      without.push(await timedInserts(client, index, WRITE_ROWS, insert));
+    for (let round = 0; round < WRITE_ROUNDS; round++) {
+      // Alternating which goes first, so neither always finds the other's leftovers (WAL, cache).
+      const order = round % 2 === 0 ? [undefined, index] : [index, undefined];
+      for (const dropped of order) {
+        const perRow = await timedInserts(client, dropped, WRITE_ROWS, insert);
+        (dropped === undefined ? withIndex : without).push(perRow);
+      }
     }
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[1] as number;
+    const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+    const median = (values: number[]) => sorted(values)[Math.floor(values.length / 2)] as number;
+    const range = (values: number[]) =>
+      `${(sorted(values)[0] as number).toFixed(0)}–${(sorted(values).at(-1) as number).toFixed(0)}`;
     report(
-      `insert ${count(WRITE_ROWS)} ${name}, 100 a statement: with / without \`${index}\` (median of 3)`,
-      `${median(withIndex).toFixed(1)} / ${median(without).toFixed(1)} µs a row (+${(median(withIndex) - median(without)).toFixed(1)} µs, ${(median(withIndex) / median(without)).toFixed(2)}x)`,
+      `insert ${count(WRITE_ROWS)} ${name}, 100 a statement: with / without \`${index}\` (median of ${WRITE_ROUNDS}; range)`,
+      `${median(withIndex).toFixed(1)} / ${median(without).toFixed(1)} µs a row (${range(withIndex)} / ${range(without)}): +${(median(withIndex) - median(without)).toFixed(1)} µs, ${(median(withIndex) / median(without)).toFixed(2)}x`,
     );
   }
   await client.end();

@@ -9,4 +9,3 @@ export {
   recordSessionIssues,
   symbolicateSessionErrors,
 } from './issues-step.ts';
-export { countClusterOccurrences } from './repository.ts';

@@ -7,7 +7,7 @@ import {
   SEARCHED_SIGNALS,
   SESSION_DOCUMENT,
   SIGNAL_DOCUMENT,
-} from '../../platform/database/migrations/2026-12-14-search.ts';
+} from '../../platform/database/migrations/2026-12-16-search.ts';
 import {
   CALL_DOCUMENT_SQL,
   ISSUE_DOCUMENT_SQL,

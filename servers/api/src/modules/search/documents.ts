@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 
 // What full-text search reads of each row: `to_tsvector('simple', …)` over its text with ASCII
 // punctuation turned into spaces (so `/checkout/83`, `payment_failed` and `web@1.2.0` give their
-// words). These are the expressions of the GIN indexes of migration 2026-12-14-search, verbatim:
+// words). These are the expressions of the GIN indexes of migration 2026-12-16-search, verbatim:
 // the planner uses an expression index only for the same expression (a test checks they agree).
 // Column names are bare: each is used where its table is the nearest one in scope (its own
 // `from`, or a lateral subquery of it).

@@ -533,3 +533,34 @@ export async function findIssueRows(
     .where('id', 'in', ids)
     .execute();
 }
+
+/** How often an issue occurred: in all, and since a time (`count24h`). */
+export interface IssueCounts {
+  cluster_id: string;
+  recent: number;
+  occurrences: number;
+}
+
+/**
+ * The occurrence counts of the project's clusters `ids`: two counts over each cluster's entries
+ * of the `(project_id, cluster_id, seen_at)` index, nothing sorted (no cluster without any).
+ */
+export async function countIssueOccurrences(
+  database: Kysely<Database>,
+  projectId: string,
+  ids: readonly string[],
+  since: Date,
+): Promise<IssueCounts[]> {
+  if (ids.length === 0) return [];
+  return database
+    .selectFrom('cluster_occurrences')
+    .select(({ fn }) => [
+      'cluster_id',
+      sql<number>`count(*) filter (where seen_at > ${since})`.as('recent'),
+      fn.countAll<number>().as('occurrences'),
+    ])
+    .where('project_id', '=', projectId)
+    .where('cluster_id', 'in', ids)
+    .groupBy('cluster_id')
+    .execute();
+}

@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
 import type { Scope } from '../../platform/http/authentication.ts';
 import { forbidden, invalid } from '../../platform/http/errors.ts';
-import { countClusterOccurrences } from '../issues/index.ts';
 import { decodeSearchCursor, encodeSearchCursor, MAX_SEARCH_RESULTS, queryDigest } from './cursor.ts';
 import { parseFreeText } from './free-text.ts';
 import {
@@ -12,7 +11,13 @@ import {
   type SearchQuery,
   type SearchType,
 } from './query.ts';
-import { findCallRows, findIssueRows, findSearchHits, findSessionRows } from './repository.ts';
+import {
+  countIssueOccurrences,
+  findCallRows,
+  findIssueRows,
+  findSearchHits,
+  findSessionRows,
+} from './repository.ts';
 import {
   type SearchAnswer,
   type SearchResult,
@@ -146,7 +151,7 @@ export async function search(
     findSessionRows(database, access.projectId, idsOf('session')),
     findCallRows(database, access.projectId, idsOf('call')),
     findIssueRows(database, access.projectId, issueIds),
-    countClusterOccurrences(database, access.projectId, issueIds, new Date(now.getTime() - 24 * 3600 * 1000)),
+    countIssueOccurrences(database, access.projectId, issueIds, new Date(now.getTime() - 24 * 3600 * 1000)),
   ]);
   const sessionById = new Map(sessions.map((row) => [row.id, row]));
   const callById = new Map(calls.map((row) => [row.id, row]));

@@ -26,7 +26,7 @@ import * as sourcemaps from './migrations/2026-12-10-sourcemaps.ts';
 import * as traces from './migrations/2026-12-11-traces.ts';
 import * as assets from './migrations/2026-12-12-assets.ts';
 import * as clusterFingerprints from './migrations/2026-12-13-cluster-fingerprints.ts';
-import * as search from './migrations/2026-12-14-search.ts';
+import * as search from './migrations/2026-12-16-search.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -59,7 +59,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-11-traces': traces,
   '2026-12-12-assets': assets,
   '2026-12-13-cluster-fingerprints': clusterFingerprints,
-  '2026-12-14-search': search,
+  '2026-12-16-search': search,
 };
 
 /**
