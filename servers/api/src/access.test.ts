@@ -22,6 +22,8 @@ type Requirement =
   | { kind: 'public' }
   /** A project's scope: a token holding it, or a person whose role holds it in the project's organization. */
   | { kind: 'scope'; scope: Scope; personOnly?: boolean }
+  /** Any one of several scopes of a project (the route answers with what those held let it read). */
+  | { kind: 'anyScope'; scopes: readonly Scope[] }
   /** Any signed-in person (about themselves); `token` when an API token may call it too. */
   | { kind: 'person'; token?: boolean }
   /** Any member of the organization (a non-member gets 404). */
@@ -164,6 +166,8 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/ai/usage': scope('ai:read'),
   'POST /v1/ai/feedback': scope('ai:write'),
   'POST /v1/ai/chat': scope('ai:write'),
+  // Search reads sessions, calls and issues: any one of their read scopes, each type for its own.
+  'POST /v1/search': { kind: 'anyScope', scopes: ['sessions:read', 'calls:read', 'issues:read'] },
 };
 
 /** A caller of the walk. */
@@ -201,6 +205,12 @@ function expected(route: string, requirement: Requirement, caller: Caller): 'all
       }
       if (caller.role === 'outsider') return pathProject ? [404] : [403];
       return scopesOfRole(caller.role).has(requirement.scope) ? 'allowed' : [403];
+    case 'anyScope': {
+      if (caller.kind === 'token') return requirement.scopes.includes(caller.scope) ? 'allowed' : [403];
+      if (caller.role === 'outsider') return [403];
+      const held = scopesOfRole(caller.role);
+      return requirement.scopes.some((one) => held.has(one)) ? 'allowed' : [403];
+    }
   }
 }
 

@@ -45,6 +45,7 @@ import organizationProjectRoutes, { type CreatedToken } from './modules/projects
 import { projectKeysPlugin } from './modules/projects/project-keys.ts';
 import projectRoutes from './modules/projects/routes.ts';
 import digestRoutes from './modules/reports/routes.ts';
+import searchRoutes from './modules/search/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
 import sourcemapRoutes from './modules/sourcemaps/routes.ts';
@@ -142,6 +143,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(aiUsageRoutes, { prefix: '/v1/ai' }); // /v1/ai/usage, /v1/ai/feedback
   await fastify.register(aiChatRoutes, { prefix: '/v1/ai' }); // /v1/ai/chat (server-sent events)
   await fastify.register(aiSettingsRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/ai/settings
+  await fastify.register(searchRoutes); // /v1/search
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
   await fastify.register(webApp.routes);

@@ -4,4 +4,10 @@
 export { type ChunkReadLog, chunkEvents, readChunkBytes } from './chunk-reader.ts';
 export { sessionIdSchema } from './query.ts';
 export { readBody } from './request-body.ts';
-export { findActiveShareLink, findSession, listChunks } from './session-queries.ts';
+export {
+  containsPattern,
+  findActiveShareLink,
+  findSession,
+  listChunks,
+  severitiesAtLeast,
+} from './session-queries.ts';

@@ -93,6 +93,12 @@ declare module 'fastify' {
      */
     scope?: Scope;
     /**
+     * A route that answers with what the caller may read of several areas: it needs at least one
+     * of these scopes (instead of `scope` and the area's), and narrows its answer to those the
+     * caller holds (`POST /v1/search`: sessions, calls, issues). Read by `fastify.authorize`.
+     */
+    anyScope?: readonly Scope[];
+    /**
      * The path parameter naming the project the route acts on (`/v1/projects/:id`): a person's
      * project comes from it rather than from `X-Service-Project`, and a token bound to another
      * project gets 404.
@@ -119,8 +125,8 @@ declare module 'fastify' {
      * The onRequest hook of a project-scoped area's routes: `Authorization: Bearer <API token>`,
      * or the session cookie (with `X-Service-CSRF` on state-changing requests and the project in
      * `X-Service-Project`) → `request.auth`; then the scope the route needs (`<area>:read`, or
-     * `<area>:write` for a method that changes something, or the route's `config.scope`) must
-     * be one the caller holds. Else 401, 403 or 400.
+     * `<area>:write` for a method that changes something, or the route's `config.scope`, or one
+     * of its `config.anyScope`) must be one the caller holds. Else 401, 403 or 400.
      */
     authorize(area: ScopeArea): (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     /**
@@ -264,14 +270,20 @@ export const authenticationPlugin = fastifyPlugin(
       request.auth = auth;
       if (request.routeOptions.config.personOnly === true && auth.caller.type === 'api_token')
         throw tokenRefused();
-      const needed =
-        request.routeOptions.config.scope ?? `${area}:${SAFE_METHODS.has(request.method) ? 'read' : 'write'}`;
-      if (!auth.scopes.has(needed as Scope))
+      const { scope, anyScope } = request.routeOptions.config;
+      const needed = anyScope ?? [
+        scope ?? (`${area}:${SAFE_METHODS.has(request.method) ? 'read' : 'write'}` as Scope),
+      ];
+      if (!needed.some((one) => auth.scopes.has(one))) {
+        const named = needed.length === 1 ? `${needed[0]}` : `one of ${needed.join(', ')}`;
         throw forbidden(
           auth.caller.type === 'api_token'
-            ? `This API token lacks the ${needed} scope`
-            : `Your role (${auth.role}) does not allow this: it needs ${needed}`,
+            ? needed.length === 1
+              ? `This API token lacks the ${named} scope`
+              : `This API token lacks a scope this needs: ${named}`
+            : `Your role (${auth.role}) does not allow this: it needs ${named}`,
         );
+      }
     });
 
     fastify.decorate('authenticateCaller', async (request: FastifyRequest) => {
