@@ -23,6 +23,7 @@ import accountRoutes from './modules/accounts/routes.ts';
 import aiChatRoutes from './modules/ai/chat-routes.ts';
 import { issueExplainRoutes, sessionExplainRoutes } from './modules/ai/explain-routes.ts';
 import aiJobRoutes from './modules/ai/job-routes.ts';
+import { questionInterpreter } from './modules/ai/search-question.ts';
 import aiSettingsRoutes from './modules/ai/settings-routes.ts';
 import aiUsageRoutes from './modules/ai/usage-routes.ts';
 import analysisRoutes from './modules/analysis/routes.ts';
@@ -143,7 +144,8 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(aiUsageRoutes, { prefix: '/v1/ai' }); // /v1/ai/usage, /v1/ai/feedback
   await fastify.register(aiChatRoutes, { prefix: '/v1/ai' }); // /v1/ai/chat (server-sent events)
   await fastify.register(aiSettingsRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/ai/settings
-  await fastify.register(searchRoutes); // /v1/search
+  // /v1/search; a question in words goes through the model (ai), passed in.
+  await fastify.register(searchRoutes, { interpret: questionInterpreter(fastify) });
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger());
   await fastify.register(webApp.routes);

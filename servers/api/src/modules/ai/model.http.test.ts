@@ -489,6 +489,47 @@ describe.each(ENGINES)('the model on %s', (engine) => {
     expect(invalid.statusCode).toBe(400);
   });
 
+  it('turns a question into the structured search by tool calling, and searches its words without a model', async () => {
+    model.answer(() => ({
+      toolCalls: [
+        { name: 'search', arguments: { q: 'payment', types: ['session'], filters: { browser: 'Chrome' } } },
+      ],
+      usage: { prompt: 150, completion: 25 },
+    }));
+    const before = model.received.length;
+    const answer = await ok('POST', '/v1/search', {
+      question: 'Chrome sessions where the payment failed for ada@lovelace.example',
+      limit: 5,
+    });
+    expect(answer.interpreted).toEqual({
+      query: { q: 'payment', types: ['session'], filters: { browser: 'Chrome' }, limit: 5 },
+      ai: { used: true, model: 'stand-in-model' },
+    });
+    expect(answer.items.map((item: Json) => item.id)).toContain(sessionId);
+    expect(answer.items.every((item: Json) => item.type === 'session')).toBe(true);
+    const sent = model.received[before] as Json;
+    expect(sent.body.tool_choice).toEqual({ type: 'function', function: { name: 'search' } });
+    expect((sent.body.tools as Json[]).map((offered) => offered.function.name)).toEqual(['search']);
+    expect(sent.raw).toContain('payment failed for [email]');
+    expect(sent.raw).not.toContain('ada@lovelace.example');
+
+    // A query the schema refuses: the question's words are searched instead.
+    model.answer(() => ({ toolCalls: [{ name: 'search', arguments: { types: ['everything'] } }] }));
+    const refused = await ok('POST', '/v1/search', { question: 'payment' });
+    expect(refused.interpreted).toEqual({
+      query: { q: 'payment' },
+      ai: { used: true, model: 'stand-in-model', reason: expect.stringMatching(/not valid/) },
+    });
+
+    const quiet = await test.createProject('quiet search');
+    const words = await ok('POST', '/v1/search', { question: 'payment' }, quiet);
+    expect(words.interpreted).toEqual({
+      query: { q: 'payment' },
+      ai: { used: false, reason: expect.stringMatching(/^AI is off for this organization/) },
+    });
+    expect(words.items).toEqual([]);
+  });
+
   it('drafts a patch as a unified diff from mapped frames and their source', async () => {
     const diff = [
       '--- src/checkout.ts',

@@ -3,5 +3,6 @@
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
 export { type SearchQuery, searchQuerySchema } from './query.ts';
+export type { InterpretQuestion } from './routes.ts';
 export { type SearchAccess, search } from './search.ts';
 export { type SearchAnswer, searchAnswerSchema } from './views.ts';
