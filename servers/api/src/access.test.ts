@@ -168,6 +168,8 @@ const ROUTES: Record<string, Requirement> = {
   'POST /v1/ai/chat': scope('ai:write'),
   // Search reads sessions, calls and issues: any one of their read scopes, each type for its own.
   'POST /v1/search': { kind: 'anyScope', scopes: ['sessions:read', 'calls:read', 'issues:read'] },
+  // The MCP endpoint: any read scope; each tool checks its own.
+  'POST /mcp': { kind: 'anyScope', scopes: ['sessions:read', 'calls:read', 'issues:read'] },
 };
 
 /** A caller of the walk. */

@@ -34,6 +34,7 @@ import overviewRoutes from './modules/insights/overview-routes.ts';
 import releaseRoutes from './modules/insights/release-routes.ts';
 import insightRoutes from './modules/insights/routes.ts';
 import issueRoutes from './modules/issues/routes.ts';
+import mcpRoutes from './modules/mcp/routes.ts';
 import inboxRoutes from './modules/notifications/inbox-routes.ts';
 import { notifySecurityEvent } from './modules/notifications/index.ts';
 import notificationRoutes from './modules/notifications/routes.ts';
@@ -144,6 +145,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(aiUsageRoutes, { prefix: '/v1/ai' }); // /v1/ai/usage, /v1/ai/feedback
   await fastify.register(aiChatRoutes, { prefix: '/v1/ai' }); // /v1/ai/chat (server-sent events)
   await fastify.register(aiSettingsRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/ai/settings
+  await fastify.register(mcpRoutes); // /mcp (Streamable HTTP)
   // /v1/search; a question in words goes through the model (ai), passed in.
   await fastify.register(searchRoutes, { interpret: questionInterpreter(fastify) });
 

@@ -4,3 +4,4 @@
 
 export { type AiJobHandlers, createAiJobWorker } from './job-worker.ts';
 export { anomalyScanInputSchema, digestInputSchema, type JsonValue, queueAiJob } from './jobs.ts';
+export { type ReadTool, runTool, type ToolContext, toolsFor } from './tools.ts';
