@@ -10,8 +10,9 @@
  *    errors, custom events, vitals, a hidden tab, a checkout every BENCH_TRANSCRIPT_CHECKOUT_SEC
  *    seconds, a chunk sealed every 5 s, and a WebRTC call of a quarter of the session in its
  *    middle with a sample every 5 s), for each length of BENCH_TRANSCRIPT_MINUTES.
- * 2. Its chunks go through `POST /v1/ingest` (json+deflate, 4 in flight), then the processing job
- *    runs once (calls, findings, issues), as a server's worker would.
+ * 2. Its chunks go through `POST /v1/ingest` (json+deflate, one after the other: an SDK keeps one
+ *    request in flight per session), then the processing job runs once (calls, findings, issues),
+ *    as a server's worker would.
  * 3. BENCH_TRANSCRIPT_ROUNDS rounds, after one warm-up round, each in a rotated order:
  *    `GET /v1/sessions/{id}/transcript`, `POST /v1/sessions/{id}/repro`,
  *    `POST /v1/sessions/{id}/explain` and the baseline: reading the same chunks back, every
@@ -56,7 +57,6 @@ const LENGTHS = (process.env.BENCH_TRANSCRIPT_MINUTES ?? '30,120')
   .sort((a, b) => a - b);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_TRANSCRIPT_ROUNDS ?? 5));
 const CHECKOUT_SEC = Math.max(1, Number(process.env.BENCH_TRANSCRIPT_CHECKOUT_SEC ?? 30));
-const INGEST_IN_FLIGHT = 4;
 const START = Date.UTC(2026, 10, 20, 9, 0, 0);
 
 type Store = 'embedded' | 'postgres';
@@ -139,32 +139,18 @@ async function open(store: Store): Promise<Bench> {
   };
 }
 
-/** Sends `total` requests, `inFlight` at a time. */
-async function inTurns(total: number, inFlight: number, send: (index: number) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < total) {
-        const index = next;
-        next += 1;
-        await send(index);
-      }
-    }),
-  );
-}
-
 async function ingest(bench: Bench, bodies: readonly Buffer[]): Promise<number> {
   const started = performance.now();
-  await inTurns(bodies.length, INGEST_IN_FLIGHT, async (index) => {
+  for (const [index, body] of bodies.entries()) {
     const answer = await bench.app.inject({
       method: 'POST',
       url: '/v1/ingest',
       headers: { 'x-service-project-key': bench.projectKey, 'x-service-encoding': 'json+deflate' },
-      payload: bodies[index] as Buffer,
+      payload: body,
     });
     if (answer.statusCode !== 200 || answer.json<{ duplicate: boolean }>().duplicate)
       throw new Error(`ingest of chunk ${index}: ${answer.statusCode} ${answer.body}`);
-  });
+  }
   return performance.now() - started;
 }
 
@@ -246,7 +232,7 @@ async function benchSession(
     `${counts.pageLoads}, ${counts.navigations}; ${counts.clicks}; ${counts.keystrokes}; ${counts.mutations}; ${counts.requests} (${counts.failedRequests}); ${counts.errors}; ${counts.callSamples}`,
   );
   record(
-    'ingest (4 in flight): s, chunks/s; processing job',
+    'ingest (one chunk after the other): s, chunks/s; processing job',
     column,
     `${(ingestMs / 1000).toFixed(1)} s, ${count(bodies.length / (ingestMs / 1000))}/s; ${(processingMs / 1000).toFixed(1)} s (${jobs} job${jobs === 1 ? '' : 's'}, ${calls.items.length} call, ${issues.items.filter((issue) => issue.kind === 'finding').length} findings)`,
   );
