@@ -1388,12 +1388,17 @@ export function createLongSession(options: LongSessionOptions): LongSession {
       // The call: the person opens its link (a page load) and stays for `callMinutes`.
       loadPage('/calls/4812');
       custom(t, 'call_joined', { participants: 4 });
+      // Two minutes of packet loss and low resolution a sixth of the way in.
+      const samples = Math.max(1, Math.floor((callEnd - t) / 5_000) - 1);
+      const impaired = (index: number) =>
+        index >= Math.floor(samples / 6) && index < Math.floor(samples / 6) + 24;
       const call = callTimeline({
+        pc: `pc_01J${Array.from({ length: 23 }, () => oneOf([...'0123456789ABCDEFGHJKMNPQRSTVWXYZ'])).join('')}`,
         start: t,
-        samples: Math.max(1, Math.floor((callEnd - t) / 5_000) - 1),
+        samples,
         windowMs: 5_000,
-        lossPct: (index) => (index >= 60 && index < 84 ? 9 : index % 97 === 0 ? 1.5 : 0),
-        height: (index) => (index >= 60 && index < 84 ? 360 : 720),
+        lossPct: (index) => (impaired(index) ? 9 : index % 97 === 0 ? 1.5 : 0),
+        height: (index) => (impaired(index) ? 360 : 720),
       });
       for (const item of call.items as WireItem[]) {
         if (item.type === 'call.sample') counts.callSamples += 1;
