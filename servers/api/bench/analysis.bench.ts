@@ -19,8 +19,8 @@
  *    `GET /v1/sessions/{id}/chunks/{seq}` one after the other (the same bytes decrypted and
  *    inflated). Each is reported as its p50 and the spread of the rounds, and as the ratio of its
  *    p50 to the baseline's (with the spread of the rounds' own ratios); with the transcript's
- *    size, events per second, and the growth of the process's RSS during the request (sampled
- *    every 5 ms). Also, as a reference without I/O: `JSON.parse` of every chunk in this process.
+ *    size, events per second, the CPU time of this process (every thread: PGlite's too, not
+ *    PostgreSQL's) and the growth of its RSS during the request (sampled every 5 ms). Also, as a reference without I/O: `JSON.parse` of every chunk in this process.
  * 4. How cost grows: the longest session's p50s over the shortest's, next to the growth of its
  *    events and bytes.
  *
@@ -163,6 +163,8 @@ async function call(bench: Bench, method: 'GET' | 'POST', url: string): Promise<
 /** What one request of a kind measured. */
 interface Run {
   ms: number;
+  /** CPU time of this process (user and system, every thread: PGlite's too; not PostgreSQL's). */
+  cpuMs: number;
   /** Growth of the RSS during the request over the RSS before it (sampled every 5 ms). */
   rssGrowth: number;
   body: string;
@@ -175,11 +177,13 @@ async function measure(run: () => Promise<string>): Promise<Run> {
     peak = Math.max(peak, process.memoryUsage.rss());
   }, 5);
   const started = performance.now();
+  const cpu = process.cpuUsage();
   try {
     const body = await run();
     const elapsed = performance.now() - started;
+    const { user, system } = process.cpuUsage(cpu);
     peak = Math.max(peak, process.memoryUsage.rss());
-    return { ms: elapsed, rssGrowth: peak - before, body };
+    return { ms: elapsed, cpuMs: (user + system) / 1000, rssGrowth: peak - before, body };
   } finally {
     clearInterval(sampler);
   }
@@ -266,9 +270,9 @@ async function benchSession(
     const values = runs[kind].map((run) => run.ms);
     const ratios = runs[kind].map((run, index) => run.ms / (runs.baseline[index] as Run).ms);
     record(
-      `${KIND_LABEL[kind]}: p50 (rounds); RSS growth p50`,
+      `${KIND_LABEL[kind]}: p50 (rounds); CPU p50; RSS growth p50`,
       column,
-      `${ms(median(values))} ms (${spread(values, ms)}); ${megabytes(median(runs[kind].map((run) => run.rssGrowth)))}`,
+      `${ms(median(values))} ms (${spread(values, ms)}); ${ms(median(runs[kind].map((run) => run.cpuMs)))} ms; ${megabytes(median(runs[kind].map((run) => run.rssGrowth)))}`,
     );
     if (kind !== 'baseline')
       record(
