@@ -4,12 +4,9 @@
 // Pure and incremental: `push` each chunk's events as they are read, `finish` once.
 
 import {
-  applyMutation,
-  type DomMirror,
   findDeadClicks,
   findRageClicks,
   type Interaction,
-  mirrorOf,
   normalizeRoute,
   toInteractions,
 } from '../insights/index.ts';
@@ -20,6 +17,7 @@ import {
   NAMING_CONTENT,
   playwrightLocator,
 } from './elements.ts';
+import { createPageMirror } from './page-mirror.ts';
 
 /** What was typed into a field, as a reproduction may use it (a transcript never shows it). */
 export type TypedValue =
@@ -141,12 +139,18 @@ export function createTimelineBuilder(options: {
   locators?: boolean;
 }): TimelineBuilder {
   const routePatterns = options.routePatterns ?? [];
-  const locate = (element: ElementDescription | null): { locator?: string | null } =>
-    options.locators === true
-      ? { locator: element === null || mirror === null ? null : playwrightLocator(mirror, element) }
-      : {};
   const items: TimelineItem[] = [];
-  let mirror: DomMirror | null = null;
+  /** The DOM, for naming what clicks and typing act on (built only when one is to be named). */
+  const dom = createPageMirror(NAMING_CONTENT);
+  const describe = (nodeId: number): ElementDescription | null => {
+    const current = dom.current();
+    return current === null ? null : describeElement(current, nodeId);
+  };
+  const locate = (element: ElementDescription | null): { locator?: string | null } => {
+    if (options.locators !== true) return {};
+    const current = dom.current();
+    return { locator: element === null || current === null ? null : playwrightLocator(current, element) };
+  };
   /** The current page's clicks and interactions, for rage and dead clicks. */
   let pageClicks: Array<Extract<TimelineItem, { kind: 'click' }> & { nodeId: number }> = [];
   let interactions: Interaction[] = [];
@@ -200,16 +204,16 @@ export function createTimelineBuilder(options: {
       return;
     }
     if (rrweb.type === RRWEB.fullSnapshot) {
-      mirror = mirrorOf(data.node, NAMING_CONTENT);
+      dom.snapshot(data.node);
       return;
     }
     if (rrweb.type !== RRWEB.incremental) return;
     if (data.source === RRWEB.mutation) {
-      if (mirror !== null) applyMutation(mirror, data);
+      dom.mutate(data);
       return;
     }
     if (data.source === RRWEB.mouseInteraction && data.type === RRWEB.click && finite(data.id)) {
-      const element = mirror === null ? null : describeElement(mirror, data.id);
+      const element = describe(data.id);
       const click = { kind: 'click' as const, id, t, element, ...locate(element), nodeId: data.id };
       pageClicks.push(click);
       items.push(click);
@@ -219,11 +223,7 @@ export function createTimelineBuilder(options: {
     if (data.source === RRWEB.input && finite(data.id)) {
       // Typing is an input event per keystroke: the element is described once, at its first.
       const continued = lastInput !== undefined && lastInput.eventNodeId === data.id;
-      const element = continued
-        ? (lastInput?.element ?? null)
-        : mirror === null
-          ? null
-          : describeElement(mirror, data.id);
+      const element = continued ? (lastInput?.element ?? null) : describe(data.id);
       const typed = text(data.text);
       const value: TypedValue =
         typeof data.isChecked === 'boolean' &&

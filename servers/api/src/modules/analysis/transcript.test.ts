@@ -277,3 +277,58 @@ describe('reproduction', () => {
     expect(code).not.toMatch(/\*\*/);
   });
 });
+
+describe('checkouts', () => {
+  /** The same page at each checkout, with the ids rrweb gives it then (from `first`). */
+  const checkoutPage = (first: number, label: string) => ({
+    type: 0,
+    id: first,
+    childNodes: [
+      element(first + 1, 'html', {}, [
+        element(first + 2, 'body', {}, [
+          element(first + 3, 'main', {}, [
+            element(first + 4, 'button', { class: 'svc-unmask' }, [text(first + 5, label)]),
+          ]),
+        ]),
+      ]),
+    ],
+  });
+
+  it('names clicks from the latest full snapshot and the mutations since, never from an earlier one', () => {
+    const builder = createTimelineBuilder({ locators: true });
+    const meta = (t: number) =>
+      rrweb(t, { type: 4, data: { href: 'https://shop.test/cart', width: 1280, height: 720 } });
+    builder.push(0, [
+      { t: T0, type: 'nav', url: 'https://shop.test/cart', load: true },
+      meta(T0 + 1),
+      rrweb(T0 + 2, { type: 2, data: { node: checkoutPage(1, 'Checkout') } }),
+      mutation(T0 + 1_000, { texts: [{ id: 6, value: 'Pay' }] }),
+      click(T0 + 2_000, 5),
+    ]);
+    builder.push(1, [
+      // The checkout: the same page with new ids, then a button added to it.
+      meta(T0 + 30_000),
+      rrweb(T0 + 30_001, { type: 2, data: { node: checkoutPage(101, 'Checkout') } }),
+      mutation(T0 + 31_000, {
+        adds: [
+          {
+            parentId: 104,
+            nextId: null,
+            node: element(120, 'button', { id: 'confirm', class: 'svc-unmask' }, [text(121, 'Confirm')]),
+          },
+        ],
+      }),
+      click(T0 + 32_000, 121),
+      click(T0 + 34_000, 105),
+      // An id of the page before the checkout: no longer a node of the page.
+      click(T0 + 36_000, 5),
+    ]);
+    const clicks = builder.finish().filter((item) => item.kind === 'click');
+    expect(clicks.map((item) => [item.id, item.element?.name ?? null, item.locator])).toEqual([
+      ['0.4', 'Pay', 'page.getByRole("button", { name: "Pay", exact: true })'],
+      ['1.3', 'Confirm', 'page.getByRole("button", { name: "Confirm", exact: true })'],
+      ['1.4', 'Checkout', 'page.getByRole("button", { name: "Checkout", exact: true })'],
+      ['1.5', null, null],
+    ]);
+  });
+});

@@ -31,27 +31,53 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
+/** Each kept attribute's place in `content.attributes`, by content (kept attributes keep that order). */
+const attributeOrders = new WeakMap<MirrorContent, ReadonlyMap<string, number>>();
+
+function attributeOrder(content: MirrorContent): ReadonlyMap<string, number> {
+  let order = attributeOrders.get(content);
+  if (order === undefined) {
+    order = new Map(content.attributes.map((name, index) => [name, index]));
+    attributeOrders.set(content, order);
+  }
+  return order;
+}
+
+/**
+ * The attributes `order` keeps that hold a string, in `order`'s order. A node has a few
+ * attributes and a mirror may keep a dozen names: looking up each of the node's own is what
+ * keeps copying a page of thousands of nodes cheap (a full snapshot comes with every checkout).
+ */
+function keptAttributes(
+  attributes: Record<string, unknown>,
+  order: ReadonlyMap<string, number>,
+): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  const names: string[] = [];
+  for (const name in attributes) {
+    if (order.has(name) && typeof attributes[name] === 'string') names.push(name);
+  }
+  if (names.length > 1) names.sort((a, b) => (order.get(a) as number) - (order.get(b) as number));
+  for (const name of names) kept[name] = attributes[name];
+  return kept;
+}
+
 /** A serialized node with only what `content` keeps, and its subtree likewise; null if not a node. */
-function strip(value: unknown, content: MirrorContent): SnapshotNode | null {
+function strip(value: unknown, content: MirrorContent, order = attributeOrder(content)): SnapshotNode | null {
   if (!isSnapshotNode(value)) return null;
   const node: SnapshotNode = { type: value.type, id: value.id };
   if (typeof value.tagName === 'string') node.tagName = value.tagName;
   if (content.text && typeof (value as { textContent?: unknown }).textContent === 'string') {
     node.textContent = (value as { textContent: string }).textContent;
   }
-  if (isRecord(value.attributes)) {
-    const attributes: Record<string, unknown> = {};
-    for (const name of content.attributes) {
-      const attribute = value.attributes[name];
-      if (typeof attribute === 'string') attributes[name] = attribute;
-    }
-    node.attributes = attributes;
-  }
+  if (isRecord(value.attributes)) node.attributes = keptAttributes(value.attributes, order);
   if (Array.isArray(value.childNodes)) {
-    node.childNodes = value.childNodes.flatMap((child) => {
-      const stripped = strip(child, content);
-      return stripped === null ? [] : [stripped];
-    });
+    const children: SnapshotNode[] = [];
+    for (const child of value.childNodes) {
+      const stripped = strip(child, content, order);
+      if (stripped !== null) children.push(stripped);
+    }
+    node.childNodes = children;
   }
   return node;
 }
