@@ -278,6 +278,11 @@ export function DraftFixPanel({ issue }: { issue: Issue }) {
   );
 }
 
+/** The model's answer without its fenced code: the diff is shown above, in its own block. */
+function withoutCode(text: string): string {
+  return text.replace(/```[\s\S]*?(?:```|$)/g, '').trim();
+}
+
 function DraftView({ issueId, data }: { issueId: string; data: DraftFix }) {
   const { location, error } = data;
   return (
@@ -321,7 +326,9 @@ function DraftView({ issueId, data }: { issueId: string; data: DraftFix }) {
       {/* Without a model the reason is the draft's own, said above. */}
       {!data.ai.used && data.ai.reason === data.reason ? null : (
         <ModelNoteView
-          note={data.ai}
+          note={
+            data.diff === null || !data.ai.used ? data.ai : { ...data.ai, text: withoutCode(data.ai.text) }
+          }
           feature="draft_pr"
           subjectId={issueId}
           label="The model's note on the fix"
