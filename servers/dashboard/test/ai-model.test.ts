@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCheckout, stackOf, THROW_LINE } from '../../api/src/modules/sourcemaps/sourcemaps.fixture.ts';
 import { type OpenAiStandIn, startOpenAiStandIn } from '../../api/test/openai-stand-in.ts';
 import { type AnalysisSessions, apiJson, ingestAnalysisSessions } from './ai-fixtures.ts';
-import { type Dashboard, expectAccessible, startDashboard } from './harness.ts';
+import { type Dashboard, expectAccessible, screenshot, startDashboard } from './harness.ts';
 import { ingestSynthetic, type Json } from './recorded-page.ts';
 
 // Issue 24's pages with a model: the server configured with the OpenAI stand-in (a real HTTP
@@ -107,6 +107,8 @@ describe('with a model', () => {
     await summary.getByRole('button', { name: 'Play from 0:04, evidence 0.13' }).click();
     await expect.poll(() => currentOffset(page)).toBe(4000);
     await expectAccessible(page, { exclude: '.player-screen' });
+    await analysis.evaluate((element) => element.scrollIntoView({ block: 'start' }));
+    await screenshot(page, 'session-explain');
 
     await summary.getByRole('button', { name: 'Useful', exact: true }).click();
     await summary.getByRole('status').filter({ hasText: 'Thanks: your rating was saved.' }).waitFor();
@@ -151,6 +153,8 @@ describe('with a model', () => {
     // Rating takes ai:write, which viewers lack.
     expect(await note.getByRole('button', { name: 'Useful', exact: true }).count()).toBe(0);
     await expectAccessible(page);
+    await panel.evaluate((element) => element.scrollIntoView({ block: 'start' }));
+    await screenshot(page, 'issue-explain');
     await link.click();
     await page.waitForURL(`/sessions/${sessions.sessionId}?t=4200&${scope}`);
     await expect.poll(() => currentOffset(page)).toBe(4200);

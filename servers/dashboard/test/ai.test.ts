@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reproduction, Transcript } from '../src/ai/types.ts';
 import { type AnalysisSessions, apiJson, ingestAnalysisSessions } from './ai-fixtures.ts';
-import { type Dashboard, expectAccessible, startDashboard } from './harness.ts';
+import { type Dashboard, expectAccessible, screenshot, startDashboard } from './harness.ts';
 
 // Issue 24's pages without a model (the default of a self-hosted install): the session page's
 // explanation, transcript and reproduction, the issue page's explanation and draft, search, and
@@ -87,7 +87,8 @@ describe('the session page', () => {
     expect(await analysis.getByRole('region', { name: /^The model's/ }).count()).toBe(0);
     await expectPlayerAccessible(page);
 
-    // A problem's time seeks the replay there, as the network panel's rows do.
+    // A problem's time seeks the replay there, as the network panel's rows do; so does the
+    // summary's citation of its most severe problem ([0.14]).
     await typeError.getByRole('button', { name: /^Play from 0:04: TypeError/ }).click();
     await expect.poll(() => currentOffset(page)).toBe(4200);
     await problems
@@ -95,6 +96,11 @@ describe('the session page', () => {
       .getByRole('button', { name: /^Play from 0:04: POST/ })
       .click();
     await expect.poll(() => currentOffset(page)).toBe(4000);
+    await analysis
+      .locator('.ai-summary')
+      .getByRole('button', { name: 'Play from 0:04, evidence 0.14' })
+      .click();
+    await expect.poll(() => currentOffset(page)).toBe(4200);
 
     // The transcript: every entry of the API's, each seeking the replay.
     const transcript = await apiJson<Transcript>(dashboard, `/v1/sessions/${sessions.sessionId}/transcript`);
@@ -213,6 +219,7 @@ describe('search', () => {
     );
     expect(await item.locator('.search-facts').textContent()).toContain('2 errors');
     await expectAccessible(page);
+    await screenshot(page, 'search');
 
     // Two a page: "Load more results" follows nextCursor until the last page.
     await page.goto(`/search?q=srcObject&limit=2&${scope}`);

@@ -16,8 +16,11 @@ export type Cite = (id: string) => ReactNode;
 /** A citation as the server reads them: `[id]`, no whitespace inside (prose.ts). */
 const CITATION = /\[([^\]\s]{1,160})\]/g;
 
-/** A paragraph with each citation of a known id replaced by `cite(id)`. */
-function withCitations(text: string, known: ReadonlySet<string>, cite: Cite): ReactNode[] {
+/**
+ * A text with each citation (`[id]`) of a known evidence id replaced by `cite(id)`: the model's
+ * prose, and the deterministic summaries, which cite their problems' ids the same way.
+ */
+export function withCitations(text: string, known: ReadonlySet<string>, cite: Cite): ReactNode[] {
   const parts: ReactNode[] = [];
   let last = 0;
   for (const match of text.matchAll(CITATION)) {
@@ -103,7 +106,7 @@ function Feedback({ feature, subjectId, model }: { feature: AiFeature; subjectId
         disabled={send.isPending}
         onClick={() => send.mutate('up')}
       >
-        <span aria-hidden="true">👍</span> Useful
+        <Thumb up /> Useful
       </button>
       <button
         type="button"
@@ -111,12 +114,38 @@ function Feedback({ feature, subjectId, model }: { feature: AiFeature; subjectId
         disabled={send.isPending}
         onClick={() => send.mutate('down')}
       >
-        <span aria-hidden="true">👎</span> Not useful
+        <Thumb up={false} /> Not useful
       </button>
       <span role="status" className="ai-feedback-status">
         {rating === undefined ? '' : 'Thanks: your rating was saved.'}
       </span>
       {send.error ? <ErrorText>{send.error.message}</ErrorText> : null}
     </div>
+  );
+}
+
+/** A thumb up or down (Feather's icons, MIT), drawn in the text's colour; the button's words name it. */
+function Thumb({ up }: { up: boolean }) {
+  return (
+    <svg
+      className="ai-thumb"
+      viewBox="0 0 24 24"
+      width="16"
+      height="16"
+      aria-hidden="true"
+      fill="none"
+      stroke="currentColor"
+      strokeWidth="2"
+      strokeLinecap="round"
+      strokeLinejoin="round"
+    >
+      <path
+        d={
+          up
+            ? 'M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.28a2 2 0 0 0 2-1.7l1.38-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3'
+            : 'M10 15v4a3 3 0 0 0 3 3l4-9V2H5.72a2 2 0 0 0-2 1.7l-1.38 9a2 2 0 0 0 2 2.3zm7-13h2.67A2.31 2.31 0 0 1 22 4v7a2.31 2.31 0 0 1-2.33 2H17'
+        }
+      />
+    </svg>
   );
 }

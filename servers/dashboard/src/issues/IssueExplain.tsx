@@ -2,9 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Causes } from '../ai/Causes.tsx';
 import { CodeBlock } from '../ai/CodeBlock.tsx';
+import { type EvidencePlace, evidencePlaces, useTranscript } from '../ai/evidence.ts';
 import { evidenceText, formatShare } from '../ai/labels.ts';
 import { type Cite, ModelNoteView } from '../ai/ModelNote.tsx';
-import type { Dimension, DimensionValue, DraftFix, IssueExplanation, Transcript } from '../ai/types.ts';
+import type { Dimension, DimensionValue, DraftFix, IssueExplanation } from '../ai/types.ts';
 import { api } from '../api.ts';
 import { formatClock, formatDateTime } from '../ui/format.ts';
 import { AppLink } from '../ui/links.tsx';
@@ -94,19 +95,14 @@ function SharesTable({
 }
 
 /** A link opening the latest occurrence's replay where an evidence id's entry happened. */
-function replayCite(sessionId: string | undefined, transcript: Transcript | undefined): Cite {
-  const offsets = new Map<string, number>();
-  for (const entry of transcript?.entries ?? []) {
-    offsets.set(entry.id, entry.offsetMs);
-    for (const id of entry.repeatIds ?? []) offsets.set(id, entry.offsetMs);
-  }
+function replayCite(sessionId: string | undefined, places: Map<string, EvidencePlace>): Cite {
   return (evidenceId) => {
-    const offset = offsets.get(evidenceId);
-    if (sessionId === undefined || offset === undefined) return <code>{evidenceId}</code>;
+    const place = places.get(evidenceId);
+    if (sessionId === undefined || place === undefined) return <code>{evidenceId}</code>;
     return (
       <AppLink
-        to={`/sessions/${sessionId}?t=${Math.round(offset)}`}
-        aria-label={`Replay from ${formatClock(offset)}, evidence ${evidenceId}`}
+        to={`/sessions/${sessionId}?t=${Math.round(place.offsetMs)}`}
+        aria-label={`Replay from ${formatClock(place.offsetMs)}, evidence ${evidenceId}`}
       >
         {evidenceId}
       </AppLink>
@@ -127,12 +123,10 @@ export function IssueExplain({ issue }: { issue: Issue }) {
   // The model cites the latest occurrence's transcript: its entries say where each one happened.
   const latest = explanation.data?.explanation.latest;
   const note = explanation.data?.ai;
-  const transcript = useQuery({
-    queryKey: ['session-transcript', project.id, latest?.sessionId],
-    enabled: latest !== undefined && note?.used === true && note.evidenceIds.length > 0,
-    staleTime: Number.POSITIVE_INFINITY,
-    queryFn: () => api<Transcript>('GET', `/v1/sessions/${latest?.sessionId}/transcript`),
-  });
+  const transcript = useTranscript(
+    latest?.sessionId,
+    latest !== undefined && note?.used === true && note.evidenceIds.length > 0,
+  );
   return (
     <section aria-labelledby="issue-explain-title" className="ai-panel issue-explain">
       <h2 id="issue-explain-title">Explanation</h2>
@@ -153,7 +147,7 @@ export function IssueExplain({ issue }: { issue: Issue }) {
             <IssueExplanationView
               issueId={issue.id}
               data={data}
-              cite={replayCite(latest?.sessionId, transcript.data)}
+              cite={replayCite(latest?.sessionId, evidencePlaces(undefined, transcript.data))}
             />
           )}
         </QueryState>

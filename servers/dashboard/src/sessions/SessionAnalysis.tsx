@@ -2,16 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import { type KeyboardEvent, memo, useId, useRef, useState } from 'react';
 import { Causes } from '../ai/Causes.tsx';
 import { CodeBlock } from '../ai/CodeBlock.tsx';
+import { type EvidencePlace, evidencePlaces, useTranscript } from '../ai/evidence.ts';
 import { evidenceText, severityLabel } from '../ai/labels.ts';
-import { type Cite, ModelNoteView } from '../ai/ModelNote.tsx';
-import type {
-  Problem,
-  Reproduction,
-  SessionExplanation,
-  SessionSummary,
-  Transcript,
-  TranscriptEntry,
-} from '../ai/types.ts';
+import { type Cite, ModelNoteView, withCitations } from '../ai/ModelNote.tsx';
+import type { Problem, Reproduction, SessionExplanation, SessionSummary } from '../ai/types.ts';
 import { api } from '../api.ts';
 import { CopyButton } from '../ui/copy-button.tsx';
 import { formatClock } from '../ui/format.ts';
@@ -30,27 +24,6 @@ const TABS: [Tab, string][] = [
   ['transcript', 'Transcript'],
   ['reproduce', 'Reproduce'],
 ];
-
-/** A session's transcript, shared by the Transcript tab and the model's citations. */
-export function useTranscript(sessionId: string | undefined, enabled: boolean) {
-  const { project } = useWorkspace();
-  return useQuery({
-    queryKey: ['session-transcript', project.id, sessionId],
-    enabled: enabled && sessionId !== undefined,
-    staleTime: Number.POSITIVE_INFINITY,
-    queryFn: () => api<Transcript>('GET', `/v1/sessions/${encodeURIComponent(sessionId ?? '')}/transcript`),
-  });
-}
-
-/** The transcript's entries by evidence id (folded repeats under each of their ids). */
-export function entriesById(transcript: Transcript | undefined): Map<string, TranscriptEntry> {
-  const entries = new Map<string, TranscriptEntry>();
-  for (const entry of transcript?.entries ?? []) {
-    entries.set(entry.id, entry);
-    for (const id of entry.repeatIds ?? []) entries.set(id, entry);
-  }
-  return entries;
-}
 
 export interface SessionAnalysisProps {
   sessionId: string;
@@ -149,18 +122,18 @@ export const SessionAnalysis = memo(function SessionAnalysis({ sessionId, seek }
   );
 });
 
-/** A button that seeks the replay to an evidence id's entry (plain text until the transcript is there). */
-function seekCite(entries: Map<string, TranscriptEntry>, seek: (offset: number) => void): Cite {
+/** A button that seeks the replay to an evidence id's place (plain text while its place is unknown). */
+function seekCite(places: Map<string, EvidencePlace>, seek: (offset: number) => void): Cite {
   return (evidenceId) => {
-    const entry = entries.get(evidenceId);
-    if (entry === undefined) return <code>{evidenceId}</code>;
+    const place = places.get(evidenceId);
+    if (place === undefined) return <code>{evidenceId}</code>;
     return (
       <button
         type="button"
         className="ai-evidence-link"
-        aria-label={`Play from ${formatClock(entry.offsetMs)}, evidence ${evidenceId}`}
-        title={`${formatClock(entry.offsetMs)} ${entry.text}`}
-        onClick={() => seek(entry.offsetMs)}
+        aria-label={`Play from ${formatClock(place.offsetMs)}, evidence ${evidenceId}`}
+        title={`${formatClock(place.offsetMs)} ${place.text}`}
+        onClick={() => seek(place.offsetMs)}
       >
         {evidenceId}
       </button>
@@ -198,7 +171,8 @@ function ExplainTab({
     (note) => note?.used === true && note.evidenceIds.length > 0,
   );
   const transcript = useTranscript(sessionId, cites);
-  const cite = seekCite(entriesById(transcript.data), seek);
+  const places = evidencePlaces(explanation.data?.explanation.problems, transcript.data);
+  const cite = seekCite(places, seek);
 
   if (!asked)
     return (
@@ -219,7 +193,7 @@ function ExplainTab({
       <QueryState query={summary}>
         {(data) => (
           <>
-            <p className="ai-summary">{data.summary}</p>
+            <p className="ai-summary">{withCitations(data.summary, new Set(places.keys()), cite)}</p>
             <ModelNoteView
               note={data.ai}
               feature="summary"
