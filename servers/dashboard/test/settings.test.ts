@@ -167,6 +167,7 @@ describe('project settings', () => {
     expect(await navigation.getByRole('link').allTextContents()).toEqual([
       'Project',
       'Members',
+      'AI',
       'Your profile',
     ]);
     await expectAccessible(page);

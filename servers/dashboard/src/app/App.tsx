@@ -5,6 +5,7 @@ import { callRoutes } from '../calls/routes.tsx';
 import { insightRoutes } from '../insights/routes.tsx';
 import { issueRoutes } from '../issues/routes.tsx';
 import { notificationRoutes } from '../notifications/routes.tsx';
+import { searchRoutes } from '../search/routes.tsx';
 import { sessionRoutes } from '../sessions/routes.tsx';
 import { settingsRoutes } from '../settings/routes.tsx';
 import { shareRoutes } from '../share/routes.tsx';
@@ -19,6 +20,7 @@ const ROUTES: AppRoute[] = [
   ...issueRoutes,
   ...insightRoutes,
   ...notificationRoutes,
+  ...searchRoutes,
   ...settingsRoutes,
   ...shareRoutes,
 ];

@@ -1,8 +1,8 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
-import { useNavigate, useSearchParams } from 'react-router';
+import type { FormEvent, ReactNode } from 'react';
+import { useLocation, useNavigate, useSearchParams } from 'react-router';
 import { api, type Me, type Organization, type Project, rememberCsrfToken, selectProject } from '../api.ts';
-import { AppLink } from '../ui/links.tsx';
+import { AppLink, useScopedHref } from '../ui/links.tsx';
 import { WorkspaceContext } from '../ui/workspace.tsx';
 import { CreateOrganization, CreateProject } from './Onboarding.tsx';
 
@@ -23,9 +23,38 @@ function pick(items: { id: string }[] | undefined, wanted: string | null): strin
   return (items.find((item) => item.id === wanted) ?? items[0])?.id;
 }
 
-/** The header: who is signed in, the organization and project switcher, sign out. */
+/**
+ * The header's search box: opens the search page (`/search?q=`, a lazy chunk) in the current
+ * organization and project.
+ */
+function QuickSearch({ current }: { current: string }) {
+  const navigate = useNavigate();
+  const scoped = useScopedHref();
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const words = String(new FormData(event.currentTarget).get('q') ?? '').trim();
+    if (words !== '') navigate(scoped(`/search?q=${encodeURIComponent(words)}`));
+  }
+  return (
+    <search aria-label="Quick search" className="app-search">
+      <form onSubmit={submit} key={current}>
+        <input
+          name="q"
+          type="search"
+          defaultValue={current}
+          aria-label="Search sessions, calls and issues"
+          placeholder="Search sessions, calls, issues"
+        />
+        <button type="submit">Search</button>
+      </form>
+    </search>
+  );
+}
+
+/** The header: who is signed in, the organization and project switcher, search, sign out. */
 export function Shell({ me, children }: { me: Me; children: ReactNode }) {
   const [params, setParams] = useSearchParams();
+  const location = useLocation();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const orgs = useQuery({
@@ -82,6 +111,7 @@ export function Shell({ me, children }: { me: Me; children: ReactNode }) {
             ))}
           </select>
         </label>
+        <QuickSearch current={location.pathname === '/search' ? (params.get('q') ?? '') : ''} />
         <span>{me.user.name ?? me.user.email}</span>
         <button type="button" onClick={signOut}>
           Sign out

@@ -6,6 +6,7 @@ import { formatDateTime } from '../ui/format.ts';
 import { AppLink } from '../ui/links.tsx';
 import { ErrorText, QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
+import { DraftFixPanel, IssueExplain } from './IssueExplain.tsx';
 import { kindLabel } from './kinds.ts';
 import { StackTrace } from './StackTrace.tsx';
 import type { Issue, IssueSession, IssueStatus, LatestError } from './types.ts';
@@ -13,7 +14,10 @@ import './issues.css';
 
 const SESSIONS_PAGE = 20;
 
-/** One issue: what it is, how often and where it happened, and its status. */
+/**
+ * One issue: what it is, how often and where it happened, its status, its explanation and (for
+ * errors) a draft of a fix.
+ */
 export function IssueDetail() {
   const { id = '' } = useParams();
   const { project } = useWorkspace();
@@ -33,6 +37,8 @@ export function IssueDetail() {
             <IssueStatusControls issue={data} />
             <IssueFacts issue={data} />
             {data.latestError === undefined ? null : <LatestErrorSection error={data.latestError} />}
+            <IssueExplain issue={data} />
+            {data.kind === 'error' ? <DraftFixPanel issue={data} /> : null}
             <IssueSessions issue={data} />
           </>
         )}

@@ -18,8 +18,15 @@ function functionName(frame: PrintedFrame): string {
   return frame.function ?? '(anonymous)';
 }
 
-/** The lines of the original source around a mapped frame's line, numbered; its line marked. */
-function SourceContext({ frame }: { frame: Extract<StackFrame, { mapped: true }> }) {
+/**
+ * The lines of the original source around a mapped frame's line, numbered; its line marked (also
+ * the issue page's draft of a fix, for where it would go).
+ */
+export function SourceContext({
+  frame,
+}: {
+  frame: { file: string; line: number; context?: { before: string[]; line: string; after: string[] } };
+}) {
   const context = frame.context;
   if (context === undefined) return null;
   const first = frame.line - context.before.length;

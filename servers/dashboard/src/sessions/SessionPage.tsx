@@ -22,6 +22,7 @@ import { useWorkspace } from '../ui/workspace.tsx';
 import { findSessionProject } from './find-session.ts';
 import { NetworkPanel } from './NetworkPanel.tsx';
 import { requestsOf } from './network.ts';
+import { SessionAnalysis } from './SessionAnalysis.tsx';
 import { ShareSession } from './ShareSession.tsx';
 import './session.css';
 
@@ -76,7 +77,10 @@ function ErrorStackDetails({ marker, stack }: { marker: Marker; stack: ErrorStac
   );
 }
 
-/** `/sessions/:id`: the session's replay, its markers and events, and sharing it. */
+/**
+ * `/sessions/:id`: the session's replay, its markers and events, sharing it, and under the player
+ * its analysis (explanation, transcript, reproduction) and network panel.
+ */
 export function SessionPage() {
   const { id = '' } = useParams();
   const [params, setParams] = useSearchParams();
@@ -186,7 +190,10 @@ export function SessionPage() {
                   onSettled={onSettled}
                   eventDetails={eventDetails}
                   panels={(playback) => (
-                    <NetworkPanel sessionId={session.id} requests={requests} playback={playback} />
+                    <>
+                      <SessionAnalysis sessionId={session.id} seek={playback.seek} />
+                      <NetworkPanel sessionId={session.id} requests={requests} playback={playback} />
+                    </>
                   )}
                   actions={
                     maySharePublicly

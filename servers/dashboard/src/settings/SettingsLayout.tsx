@@ -9,6 +9,7 @@ import './settings.css';
 const PAGES: { to: string; label: string; admin?: boolean }[] = [
   { to: '/settings/project', label: 'Project' },
   { to: '/settings/members', label: 'Members' },
+  { to: '/settings/ai', label: 'AI' },
   { to: '/settings/tokens', label: 'API tokens', admin: true },
   { to: '/settings/audit', label: 'Audit log', admin: true },
   { to: '/settings/profile', label: 'Your profile' },

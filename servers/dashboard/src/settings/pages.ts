@@ -1,4 +1,5 @@
 // Every settings page, for the lazy chunk `routes.tsx` loads.
+export { AiSettingsPage } from './AiSettings.tsx';
 export { AuditLogPage } from './AuditLog.tsx';
 export { MembersPage } from './Members.tsx';
 export { ProfilePage } from './Profile.tsx';

@@ -1,30 +1,10 @@
 import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
 
-// Small controls the settings pages share: copying a secret, a two-step destructive button, a
-// list of strings to edit, and the status line after a save.
+export { CopyButton } from '../ui/copy-button.tsx';
 
-/** Copies `text` to the clipboard and says so; when the browser refuses, says to copy by hand. */
-export function CopyButton({ text, label }: { text: string; label: string }) {
-  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(text);
-      setState('copied');
-    } catch {
-      setState('failed');
-    }
-  }
-  return (
-    <>
-      <button type="button" onClick={copy}>
-        {label}
-      </button>
-      <span role="status" className="settings-status">
-        {state === 'copied' ? 'Copied' : state === 'failed' ? 'Select the text and copy it' : ''}
-      </span>
-    </>
-  );
-}
+// Small controls the settings pages share: copying a secret (`ui/copy-button.tsx`, also used by
+// the AI panels), a two-step destructive button, a list of strings to edit, and the status line
+// after a save.
 
 /**
  * A button for an action that cannot be undone: the first press asks, a second one (“Yes, …”)

@@ -23,6 +23,7 @@ export const settingsRoutes: AppRoute[] = [
   { path: '/settings', element: <SettingsHome />, access: 'signed-in' },
   { path: '/settings/project', element: page('ProjectSettingsPage'), access: 'signed-in' },
   { path: '/settings/members', element: page('MembersPage'), access: 'signed-in' },
+  { path: '/settings/ai', element: page('AiSettingsPage'), access: 'signed-in' },
   { path: '/settings/tokens', element: page('TokensPage'), access: 'signed-in' },
   { path: '/settings/audit', element: page('AuditLogPage'), access: 'signed-in' },
   { path: '/settings/profile', element: page('ProfilePage'), access: 'signed-in' },

@@ -26,7 +26,16 @@ export function useScopedHref(): (to: string) => string {
 }
 
 /** A link inside the app that keeps the selected organization and project. */
-export function AppLink({ to, children, ...rest }: { to: string; children: ReactNode; className?: string }) {
+export function AppLink({
+  to,
+  children,
+  ...rest
+}: {
+  to: string;
+  children: ReactNode;
+  className?: string;
+  'aria-label'?: string;
+}) {
   const scoped = useScopedHref();
   return (
     <Link to={scoped(to)} {...rest}>
