@@ -246,7 +246,7 @@ describe('notifications', () => {
     expect(open.items.map((entry) => entry.id)).not.toContain(eventId);
     expect(open.items).toHaveLength(1);
     // The choice is in the URL, which the router updates in a transition: click, then wait for it.
-    await page.getByLabel('All').click();
+    await page.getByLabel('All', { exact: true }).click();
     await page.waitForURL(/show=all/);
     await expect.poll(() => items.count()).toBe(2);
     expect(await items.filter({ hasText: 'TypeError' }).textContent()).toContain('acknowledged');

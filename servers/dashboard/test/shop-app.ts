@@ -94,8 +94,8 @@ export interface Visit {
 
 /**
  * One shopper in a fresh tab of `width` × 800: on /products clicks "Add to cart" once, rage
- * clicks the button that does nothing (3 clicks in 400 ms), scrolls 1,500 px down, goes to the
- * cart by its link; there checks out (a pushState route) and pays, unless `abandon`.
+ * clicks the button that does nothing (3 clicks in 400 ms), scrolls 1,500 px down, then to the
+ * bottom, goes to the cart by its link; there checks out (a pushState route) and pays, unless `abandon`.
  */
 export async function shop(
   browser: Browser,
@@ -117,6 +117,13 @@ export async function shop(
   await tab.waitForTimeout(1_600);
   await tab.mouse.wheel(0, 1_500);
   await tab.waitForFunction(() => window.scrollY >= 1_500);
+  await tab.waitForTimeout(1_200);
+  // Then to the bottom, and a pause for the recorder's throttled scroll event: scrolled into view
+  // by the click on the link itself, the last position raced the page's unload.
+  await tab.mouse.wheel(0, 5_000);
+  await tab.waitForFunction(
+    () => window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 1,
+  );
   await tab.waitForTimeout(1_200);
   await tab.locator('#to-cart').click();
   await tab.waitForURL(`${app.origin}/cart`);
