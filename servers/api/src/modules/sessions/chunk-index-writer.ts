@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { retryTransientConflicts } from '../../platform/database/errors.ts';
 import type { Database } from '../../platform/database/schema.ts';
 import {
   type ChunkRecord,
@@ -166,7 +167,9 @@ export function createChunkIndexWriter(options: ChunkIndexWriterOptions): ChunkI
     const records = batch.map((pending) => pending.record);
     let stored: Set<string>;
     try {
-      stored = await indexChunks(database, records);
+      // Two batches with chunks of the same sessions may deadlock on PostgreSQL (the sub-statements
+      // of one statement lock rows in no set order): the one aborted runs again.
+      stored = await retryTransientConflicts(() => indexChunks(database, records));
     } finally {
       release();
     }
