@@ -19,10 +19,11 @@ import {
 } from '../analysis/index.ts';
 import { callOverview, findCallsPage, toCallSummary } from '../calls/index.ts';
 import {
-  countClusterOccurrences,
   findCluster,
   findClustersPage,
   findLatestClusterError,
+  withCount,
+  withCounts,
 } from '../issues/index.ts';
 import { readSettings } from '../projects/index.ts';
 import { transcriptForModel } from './prose.ts';
@@ -212,28 +213,8 @@ const READ_TOOLS: readonly ReadTool[] = [
         },
         limit: input.limit ?? 20,
       });
-      const counts = await countClusterOccurrences(
-        context.database,
-        context.project.id,
-        page.clusters.map((cluster) => cluster.id),
-        new Date(Date.now() - DAY_MS),
-      );
       return {
-        issues: page.clusters.map((cluster) => {
-          const count = counts.find((row) => row.cluster_id === cluster.id);
-          return {
-            id: cluster.id,
-            kind: cluster.kind,
-            title: cluster.title,
-            severity: cluster.severity,
-            status: cluster.status,
-            firstSeenAt: new Date(cluster.first_seen_at).toISOString(),
-            lastSeenAt: new Date(cluster.last_seen_at).toISOString(),
-            occurrences: Number(count?.occurrences ?? 0),
-            sessions: Number(count?.sessions ?? 0),
-            count24h: Number(count?.recent ?? 0),
-          };
-        }),
+        issues: await withCounts(context.database, context.project.id, page.clusters),
         more: page.next !== undefined,
       };
     },
@@ -248,27 +229,12 @@ const READ_TOOLS: readonly ReadTool[] = [
     async run(context, { issueId }) {
       const cluster = await findCluster(context.database, context.project.id, issueId);
       if (cluster === undefined) return notFound(`issue ${issueId}`);
-      const [count] = await countClusterOccurrences(
-        context.database,
-        context.project.id,
-        [issueId],
-        new Date(Date.now() - DAY_MS),
-      );
       const latest =
         cluster.kind === 'error'
           ? await findLatestClusterError(context.database, context.project.id, issueId)
           : undefined;
       return {
-        id: cluster.id,
-        kind: cluster.kind,
-        title: cluster.title,
-        severity: cluster.severity,
-        status: cluster.status,
-        firstSeenAt: new Date(cluster.first_seen_at).toISOString(),
-        lastSeenAt: new Date(cluster.last_seen_at).toISOString(),
-        occurrences: Number(count?.occurrences ?? 0),
-        sessions: Number(count?.sessions ?? 0),
-        count24h: Number(count?.recent ?? 0),
+        ...(await withCount(context.database, context.project.id, cluster)),
         ...(latest === undefined
           ? {}
           : {

@@ -58,23 +58,6 @@ function str(evidence: Record<string, unknown>, key: string): string | undefined
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The detector kinds the table covers (all 13 of @svc/detectors). */
-export const EXPLAINED_DETECTOR_KINDS = [
-  'webrtc_connect_failure',
-  'webrtc_one_way_media',
-  'webrtc_media_permission_denied',
-  'webrtc_device_unavailable',
-  'webrtc_freeze',
-  'webrtc_audio_dropout',
-  'webrtc_reconnect_storm',
-  'webrtc_call_abandoned',
-  'webrtc_packet_loss',
-  'webrtc_high_latency',
-  'webrtc_cpu_limited',
-  'webrtc_low_resolution',
-  'webrtc_relay_fallback',
-] as const;
-
 const TURN_REACHABILITY: Cause = {
   id: 'turn_unreachable',
   title: 'The STUN/TURN server could not be reached',

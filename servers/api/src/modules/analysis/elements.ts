@@ -410,7 +410,7 @@ function countMatches(
 }
 
 /** A string as a JavaScript string literal. */
-function literal(value: string): string {
+export function literal(value: string): string {
   return JSON.stringify(value);
 }
 

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
-import { detect } from '@svc/detectors';
+import { DETECTOR_KINDS, detect } from '@svc/detectors';
 import { describe, expect, it } from 'vitest';
-import { EXPLAINED_DETECTOR_KINDS } from './causes.ts';
+import { detectorCauses } from './causes.ts';
 import { explainCall, explainSession } from './explain.ts';
 import { createTimelineBuilder } from './timeline.ts';
 import { buildTranscript, type TranscriptSources } from './transcript.ts';
@@ -95,7 +95,9 @@ describe('explanations of detector findings', () => {
     const kinds = new Set(
       explained.flatMap(({ sources }) => sources.findings.map((finding) => finding.kind)),
     );
-    expect([...kinds].sort()).toEqual([...EXPLAINED_DETECTOR_KINDS].sort());
+    expect([...kinds].sort()).toEqual([...DETECTOR_KINDS].sort());
+    // And the table has causes for each, even without evidence.
+    for (const kind of DETECTOR_KINDS) expect(detectorCauses(kind, {}, {}).length, kind).toBeGreaterThan(0);
   });
 
   it.each(explained.map(({ vector, sources }) => [vector.name, sources] as const))(

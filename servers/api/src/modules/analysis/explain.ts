@@ -3,6 +3,7 @@
 // the likely causes and what to try from the written tables of causes.ts, ranked. No model: a
 // model only adds prose on top (the ai module), quoting the same evidence ids.
 
+import type { DetectorKind } from '@svc/detectors';
 import {
   type Cause,
   type CauseContext,
@@ -90,7 +91,8 @@ function callContext(
   };
 }
 
-const DETECTOR_TITLES: Record<string, string> = {
+/** Every detector kind's title (the type makes a new kind need one). */
+const DETECTOR_TITLES: Record<DetectorKind, string> = {
   webrtc_connect_failure: 'The call never connected',
   webrtc_one_way_media: 'Media flowed one way only',
   webrtc_media_permission_denied: 'Camera or microphone permission denied',
@@ -116,7 +118,7 @@ function findingProblems(sources: TranscriptSources, pcs?: ReadonlySet<string>):
         id: `finding:${finding.pc}:${finding.kind}`,
         kind: finding.kind,
         severity: severityOf(finding.severity),
-        title: `${DETECTOR_TITLES[finding.kind] ?? finding.kind}${finding.pc === '' ? '' : ` (call ${finding.pc})`}`,
+        title: `${DETECTOR_TITLES[finding.kind as DetectorKind] ?? finding.kind}${finding.pc === '' ? '' : ` (call ${finding.pc})`}`,
         t: new Date(finding.t).toISOString(),
         offsetMs: offset(sources, finding.t),
         count: 1,

@@ -4,8 +4,9 @@
 // uncaught errors the session had, so it passes when it reproduces them (and, once the bug is
 // fixed, turning that expectation around makes it a regression test).
 
+import { literal } from './elements.ts';
 import type { TimelineItem, TypedValue } from './timeline.ts';
-import { describeTarget, formatOffset } from './transcript.ts';
+import { describeTarget, formatOffset, originOf } from './transcript.ts';
 
 /** What `POST /v1/sessions/{id}/repro` answers. */
 export interface Reproduction {
@@ -61,25 +62,12 @@ function placeholderValue(fieldType: string | undefined): string {
   }
 }
 
-function literal(value: string): string {
-  return JSON.stringify(value);
-}
-
 function pathAndQuery(url: string): string {
   try {
     const parsed = new URL(url);
     return `${parsed.pathname}${parsed.search}`;
   } catch {
     return url;
-  }
-}
-
-function originOf(url: string | null): string | undefined {
-  if (url === null) return undefined;
-  try {
-    return new URL(url).origin;
-  } catch {
-    return undefined;
   }
 }
 

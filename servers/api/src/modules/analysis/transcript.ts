@@ -150,7 +150,8 @@ export function describeTarget(element: ElementDescription | null): string {
   return `${what}${name}${where === null ? '' : ` (${where})`}`;
 }
 
-function originOf(url: string | null): string | undefined {
+/** A URL's origin, or undefined when it has none. */
+export function originOf(url: string | null): string | undefined {
   if (url === null) return undefined;
   try {
     return new URL(url).origin;

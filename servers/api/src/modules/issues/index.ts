@@ -10,8 +10,8 @@ export {
   symbolicateSessionErrors,
 } from './issues-step.ts';
 export {
-  countClusterOccurrences,
   findCluster,
   findClustersPage,
   findLatestClusterError,
 } from './repository.ts';
+export { withCount, withCounts } from './views.ts';
