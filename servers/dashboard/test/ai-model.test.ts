@@ -6,7 +6,7 @@ import { buildCheckout, stackOf, THROW_LINE } from '../../api/src/modules/source
 import { type OpenAiStandIn, startOpenAiStandIn } from '../../api/test/openai-stand-in.ts';
 import { type AnalysisSessions, apiJson, ingestAnalysisSessions } from './ai-fixtures.ts';
 import { type Dashboard, expectAccessible, screenshot, startDashboard } from './harness.ts';
-import { ingestSynthetic, type Json } from './recorded-page.ts';
+import { ingestSynthetic, type Json, withOneError } from './recorded-page.ts';
 
 // Issue 24's pages with a model: the server configured with the OpenAI stand-in (a real HTTP
 // server speaking OpenAI's Chat Completions format, servers/api/test/openai-stand-in.ts; a hosted
@@ -214,21 +214,7 @@ describe('with a model', () => {
       await readFile(require.resolve('@svc/protocol/fixtures/valid/Chunk/recording-seq-0.json'), 'utf8'),
     ) as Json;
     const stack = stackOf(bundle, 'https://shop.example.com/static/js/main.js');
-    const firstError = fixture.events.find((event: Json) => event.type === 'error');
-    const events = fixture.events
-      .filter((event: Json) => event.type !== 'error' || event === firstError)
-      .map((event: Json) =>
-        event === firstError
-          ? {
-              t: event.t,
-              type: 'error',
-              name: 'TypeError',
-              message: 'cart has no items',
-              stack,
-              source: 'onerror',
-            }
-          : event,
-      );
+    const events = withOneError(fixture.events, stack);
     await ingestSynthetic(
       dashboard,
       { ...fixture, meta: { ...fixture.meta, release: 'shop@1.4.0' } },

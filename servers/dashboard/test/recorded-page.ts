@@ -191,3 +191,25 @@ export async function ingestSynthetic(
   }
   return sessionId;
 }
+
+/**
+ * The fixture recording's events with one error left, its first, made a `TypeError: cart has no
+ * items` thrown with `stack` (the other errors dropped): a session of one known error.
+ */
+export function withOneError(events: readonly Json[], stack: string): Json[] {
+  const firstError = events.find((event) => event.type === 'error');
+  return events
+    .filter((event) => event.type !== 'error' || event === firstError)
+    .map((event) =>
+      event === firstError
+        ? {
+            t: event.t,
+            type: 'error',
+            name: 'TypeError',
+            message: 'cart has no items',
+            stack,
+            source: 'onerror',
+          }
+        : event,
+    );
+}

@@ -8,6 +8,7 @@ import {
 import { newSessionId, postChunk, validChunkFixture } from '../../api/test/ingest-helpers.ts';
 import { type Dashboard, expectAccessible, screenshot, startDashboard } from './harness.ts';
 import { apiGet } from './issue-fixtures.ts';
+import { withOneError } from './recorded-page.ts';
 
 // Symbolicated errors in the app, end to end: a minified esbuild bundle and its source map are
 // uploaded through the API; Chromium runs the bundle on a shop page and the error it throws is
@@ -64,21 +65,7 @@ async function browserStack(scriptPath: string): Promise<string> {
 async function erroredSession(stack: string): Promise<string> {
   const sessionId = newSessionId();
   const fixture = JSON.parse((await validChunkFixture('recording-seq-0')).toString('utf8')) as Json;
-  const firstError = fixture.events.find((event: Json) => event.type === 'error');
-  const events = fixture.events
-    .filter((event: Json) => event.type !== 'error' || event === firstError)
-    .map((event: Json) =>
-      event === firstError
-        ? {
-            t: event.t,
-            type: 'error',
-            name: 'TypeError',
-            message: 'cart has no items',
-            stack,
-            source: 'onerror',
-          }
-        : event,
-    );
+  const events = withOneError(fixture.events, stack);
   const chunk = { ...fixture, sessionId, meta: { ...fixture.meta, release: RELEASE }, events };
   const answer = await postChunk(
     dashboard.test.app,
