@@ -46,12 +46,21 @@ const probes: Record<string, { imports: string[]; flagged: string[] }> = {
     ],
     flagged: ['../accounts/repository.ts', '../orgs/organizations.ts', '../calls/index.ts'],
   },
+  'servers/api/src/modules/billing/probe.ts': {
+    imports: ['../orgs/index.ts', '../projects/index.ts', '../usage/index.ts', '../sessions/index.ts'],
+    flagged: ['../usage/index.ts', '../sessions/index.ts'],
+  },
+  'servers/api/src/modules/usage/probe.ts': {
+    imports: ['../projects/index.ts', '../billing/index.ts', '../billing/license.ts', '../calls/index.ts'],
+    flagged: ['../billing/license.ts', '../calls/index.ts'],
+  },
   'servers/api/src/modules/sessions/probe.ts': {
     imports: [
       './views.ts',
       '../../platform/http/cursor.ts',
       '../accounts/index.ts',
       '../projects/index.ts',
+      '../usage/index.ts',
       '../calls/index.ts',
       '../calls/call-queries.ts',
       '../calls/routes.ts',
@@ -134,6 +143,17 @@ const probes: Record<string, { imports: string[]; flagged: string[] }> = {
       '../../app.ts',
     ],
     flagged: ['../../app.ts'],
+  },
+  'servers/api/src/modules/privacy/probe.ts': {
+    imports: [
+      '../usage/index.ts',
+      '../sessions/index.ts',
+      '../issues/index.ts',
+      '../mcp/index.ts',
+      '../sessions/chunk-reader.ts',
+      '../../cli.ts',
+    ],
+    flagged: ['../sessions/chunk-reader.ts', '../../cli.ts'],
   },
   // Tests compose what they need: the rules are for the code they test.
   'servers/api/src/modules/sessions/probe.test.ts': {
