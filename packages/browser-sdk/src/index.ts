@@ -252,6 +252,7 @@ function resolveOptions(options: InitOptions, remote: RemoteConfig | undefined):
     recording: under<RecordingOptions>(remote?.recording as RecordingOptions | undefined, options.recording),
     privacy,
     thresholds: remote?.detectorThresholds,
+    paused: remote?.recording?.paused === true,
   };
 }
 
@@ -260,6 +261,8 @@ interface ResolvedOptions {
   recording: RecordingOptions;
   privacy: PrivacyOptions;
   thresholds: Record<string, number> | undefined;
+  /** The server says a monthly cap is reached: no new session starts. */
+  paused: boolean;
 }
 
 /** PROTOCOL_LIMITS.maxUrlLength: a longer URL would fail its whole chunk. */
@@ -306,7 +309,8 @@ export function init(options: InitOptions): Client {
   // The page as init saw it: the app may navigate (pushState) before the options are settled.
   const startUrl = page?.location.href ?? 'about:blank';
   const startReferrer = typeof document === 'undefined' ? '' : document.referrer;
-  const session = remember(tab, SESSION_KEY) ?? {
+  const remembered = remember(tab, SESSION_KEY);
+  const session = remembered ?? {
     id: createId('ses'),
     seq: 0,
     at: startedAt,
@@ -338,6 +342,7 @@ export function init(options: InitOptions): Client {
   const fire = (name: string, t: number) => (gate ? gate.fire(name, t) : earlyTriggers.push([name, t]));
   const governor = createGovernor();
   const push = (event: WireEvent) => {
+    if (stopped) return;
     touch();
     if (gate === undefined) early.push(event);
     else gate.push(event);
@@ -363,6 +368,8 @@ export function init(options: InitOptions): Client {
     recorder?.setDetail(governorPolicy(level).recording);
   };
 
+  /** Stops the client (a monthly cap): nothing more is recorded or sent. */
+  const end = () => void client.shutdown();
   const remote =
     options.remoteConfig === false
       ? Promise.resolve(undefined)
@@ -376,7 +383,9 @@ export function init(options: InitOptions): Client {
   const resolved = remote.then((config) => resolveOptions(options, config));
 
   const ready = (async () => {
-    const { recording, privacy } = await resolved;
+    const { recording, privacy, paused } = await resolved;
+    // The organization reached a monthly cap: no new session starts (one in progress goes on).
+    if (paused && !remembered) return end();
     const strict = privacy.mode === 'strict';
     const userAgent = typeof navigator === 'undefined' ? '' : navigator.userAgent.slice(0, 1024);
     const referrer = scrubUrl(startReferrer, strict);
@@ -402,6 +411,8 @@ export function init(options: InitOptions): Client {
       projectKey: options.projectKey,
       store,
       ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      // A monthly cap refused the session: it stops (what it kept is sent again by a later page).
+      onRefused: end,
       // What the server can never take is recorded as a gap, not dropped silently.
       onDropped: (chunk) =>
         push({ t: Date.now(), type: 'gap', fromT: chunk.firstT, toT: chunk.lastT, reason: 'overflow' }),

@@ -129,6 +129,7 @@ describe('remote configuration', () => {
           triggers: ['error', 3],
           monitorModeAfterMinutes: null,
           monitorTriggers: ['x'],
+          paused: 'no',
         },
         privacy: { mode: 'strict' },
         detectorThresholds: { lossPct: 7, rttMs: 'high' },
@@ -141,5 +142,6 @@ describe('remote configuration', () => {
       detectorThresholds: { lossPct: 7 },
     });
     expect(readRemoteConfig(null)).toEqual({});
+    expect(readRemoteConfig({ recording: { paused: true } })).toEqual({ recording: { paused: true } });
   });
 });

@@ -19,6 +19,8 @@ export interface RemoteConfig {
     triggers?: string[];
     monitorModeAfterMinutes?: number | null;
     monitorTriggers?: string[];
+    /** A monthly cap of the organization is reached: start no new session. */
+    paused?: boolean;
   };
   privacy?: { mode?: 'standard' | 'strict' };
   detectorThresholds?: Record<string, number>;
@@ -47,7 +49,8 @@ export interface LoadConfigOptions {
 const FIELDS =
   'webrtc.enabled:b webrtc.sampleIntervalSec:n webrtc.captureSdp:b webrtc.emitOnThresholdCross:b ' +
   'webrtc.maxPeerConnections:n recording.mode:always|conditional recording.triggers:s ' +
-  'recording.monitorModeAfterMinutes:N recording.monitorTriggers:s privacy.mode:standard|strict';
+  'recording.monitorModeAfterMinutes:N recording.monitorTriggers:s recording.paused:b ' +
+  'privacy.mode:standard|strict';
 
 const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
 

@@ -450,3 +450,51 @@ describe('leaving the page', () => {
     await until(async () => (await bare.all()).length === 1, 1_000);
   });
 });
+
+describe('monthly caps', () => {
+  const chunk = (seq: number): StoredChunk => ({
+    sessionId: 'ses_01JD2S5V8Q8C4Y3K2W9T7N6M5H',
+    seq,
+    body: new TextEncoder().encode('{}'),
+    firstT: 0,
+    lastT: 0,
+  });
+
+  it('stops at a 429 with X-Service-Quota, keeping the chunks; retries a 429 of the rate limit', async () => {
+    const store = createMemoryChunkStore();
+    const attempts: number[] = [];
+    const refused: number[] = [];
+    let quota = false;
+    const transport = createTransport({
+      endpoint: 'http://127.0.0.1:9',
+      projectKey: 'pk_x',
+      store,
+      random: () => 0,
+      fetch: async () => {
+        attempts.push(Date.now());
+        if (attempts.length === 1 && !quota)
+          return new Response('{}', { status: 429, headers: { 'Retry-After': '0' } });
+        return new Response('{}', {
+          status: 429,
+          headers: quota ? { 'Retry-After': '3600', 'X-Service-Quota': 'sessions' } : {},
+        });
+      },
+      onRefused: (status) => refused.push(status),
+    });
+    // The rate limit's 429 is retried (after 0.5 s: the first backoff with this random).
+    await store.put(chunk(0));
+    transport.enqueue(chunk(0));
+    await until(() => attempts.length >= 2, 5_000);
+    expect(refused).toEqual([]);
+    // The cap's 429: no more attempts, the transport refuses, the chunk stays stored.
+    quota = true;
+    transport.retryNow();
+    await until(() => refused.length === 1, 5_000);
+    const made = attempts.length;
+    transport.enqueue(chunk(1));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(attempts).toHaveLength(made);
+    expect((await store.all()).map((stored) => stored.seq)).toEqual([0]);
+    transport.stop();
+  });
+});

@@ -15,7 +15,10 @@ export interface TransportOptions {
   random?: () => number;
   /** A chunk the server can never accept (400, 413): the caller records a `gap` for it. */
   onDropped?: (chunk: StoredChunk, status: number) => void;
-  /** The project key was refused (401/403): the transport stops for good. */
+  /**
+   * The project key was refused (401/403), or a monthly cap refuses the session (429 with
+   * `X-Service-Quota`): the transport stops for good; the chunks stay in the store.
+   */
   onRefused?: (status: number) => void;
 }
 
@@ -50,7 +53,8 @@ export interface Transport {
  * sealed, each the same bytes on every attempt. A chunk is done when the server answers 200
  * `{ seq }` (stored or duplicate), or 409 (that seq is stored already). It is dropped (and
  * reported through `onDropped`, which records a `gap`) on 400 and 413, which no retry can fix.
- * 401 and 403 stop the transport. Anything else (network errors, 429, 5xx) is retried after 1 s,
+ * 401 and 403 stop the transport, as does a 429 of a monthly cap (`X-Service-Quota`). Anything
+ * else (network errors, a 429 of the rate limit, 5xx) is retried after 1 s,
  * 2 s, 4 s, ... up to 60 s with ±50 % jitter, `Retry-After` honoured; the chunks stay in the
  * store meanwhile, so a closed page resends them on its next load.
  *
@@ -108,6 +112,8 @@ export function createTransport(options: TransportOptions): Transport {
         const response = await (exits.get(chunk) ?? request(chunk, false));
         status = response.status;
         retryAfterMs = Number(response.headers.get('Retry-After') ?? 0) * 1000 || 0;
+        // A monthly cap refuses the session: as final as a refused key.
+        if (status === 429 && response.headers.has('X-Service-Quota')) status = 403;
         await response.body?.cancel();
       } catch {
         status = 0;
