@@ -28,6 +28,10 @@ import aiSettingsRoutes from './modules/ai/settings-routes.ts';
 import aiUsageRoutes from './modules/ai/usage-routes.ts';
 import analysisRoutes from './modules/analysis/routes.ts';
 import assetRoutes, { shareAssetRoutes } from './modules/assets/routes.ts';
+import { createBilling } from './modules/billing/billing.ts';
+import licenseRoutes from './modules/billing/license-routes.ts';
+import { createNoBillingProvider } from './modules/billing/provider.ts';
+import billingRoutes from './modules/billing/routes.ts';
 import callRoutes from './modules/calls/routes.ts';
 import funnelRoutes from './modules/insights/funnel-routes.ts';
 import overviewRoutes from './modules/insights/overview-routes.ts';
@@ -120,6 +124,14 @@ async function app(fastify: FastifyInstance, services: Services) {
     onTokenCreated: (transaction, project, token) =>
       announceTokenCreated(transaction, project, token, services.configuration.appUrl),
   });
+  // Billing: the license, plans, the payment provider (none, or Stripe with SVC_STRIPE_*).
+  const billing = createBilling({
+    database: fastify.database,
+    provider: createNoBillingProvider(),
+    licensePublicKey: services.licensePublicKey,
+  });
+  await fastify.register(billingRoutes, { prefix: '/v1/orgs', billing }); // /v1/orgs/{orgId}/billing…
+  await fastify.register(licenseRoutes, { prefix: '/v1', billing }); // /v1/license
   await fastify.register(configRoutes, { prefix: '/v1' });
   await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });
