@@ -32,7 +32,8 @@ export interface TestApp {
   configuration: Configuration;
   dataDirectory: string;
   /** Creates another organization + project + token (for isolation tests). */
-  createProject(name?: string): Promise<TestProject>;
+  /** A project in a new organization, or in `options.organizationId`'s. */
+  createProject(name?: string, options?: { organizationId?: string }): Promise<TestProject>;
   /** The project created with the app. */
   first: TestProject;
   /** A call worker on the app's services: `runUntilIdle()` processes what ingest queued. */
@@ -75,10 +76,14 @@ export async function createTestApp(
   const masterKey = await loadMasterKey({ dataDirectory });
   const app = await buildApp({ configuration, database, blobStore, masterKey, ...extra }, fastifyOptions);
 
-  async function createTestProject(name = 'Test project'): Promise<TestProject> {
-    const organization = await createOrganization(database.database, `${name} org`);
+  async function createTestProject(
+    name = 'Test project',
+    options: { organizationId?: string } = {},
+  ): Promise<TestProject> {
+    const organizationId =
+      options.organizationId ?? (await createOrganization(database.database, `${name} org`)).id;
     const project = await createProject(database.database, {
-      organizationId: organization.id,
+      organizationId,
       name,
       masterKey,
     });

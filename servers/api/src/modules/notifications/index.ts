@@ -3,9 +3,11 @@
 
 export { CUSTOM_EVENTS_INPUT, notifyCustomEvents } from './custom-events.ts';
 export {
+  type AccountEvent,
   type NotificationDraft,
   type NotifyResult,
   notify,
+  notifyAccountEvent,
   notifySecurityEvent,
   type OccurrenceSession,
   routeOf,

@@ -5,6 +5,8 @@ import type { Database } from '../../platform/database/schema.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { createId } from '../../platform/ids.ts';
 import {
+  ACCOUNT_EVENT_TYPES,
+  type AccountEventType,
   type RuleSource,
   type RuleSubject,
   ruleMatches,
@@ -303,6 +305,17 @@ export async function notifySecurityEvent(
   now: Date,
 ): Promise<SecurityNotifyResult> {
   const { type, data } = securityEventSchema.parse(event);
+  return writeAlwaysEvent(transaction, project, type, data, now);
+}
+
+/** An event that always reaches the inbox and every matching rule's channels (no throttle). */
+async function writeAlwaysEvent(
+  transaction: Executor,
+  project: Pick<Project, 'id' | 'organization_id'>,
+  type: SecurityEventType | AccountEventType,
+  data: NotificationData,
+  now: Date,
+): Promise<SecurityNotifyResult> {
   const subject: RuleSubject = { type };
   const matching = (await enabledRules(transaction, project.id)).filter((rule) =>
     ruleMatches(rule.source, subject),
@@ -318,6 +331,52 @@ export async function notifySecurityEvent(
     now,
   });
   return { eventId: written.eventId, deliveries: written.deliveryIds.length };
+}
+
+const accountEventSchema = z.object({
+  type: z.enum(ACCOUNT_EVENT_TYPES),
+  data: webhookDataSchema,
+});
+
+/** An account event (`usage.threshold`, `billing.event`): the type and the webhook `data`. */
+export interface AccountEvent {
+  type: AccountEventType;
+  data: z.input<typeof webhookDataSchema>;
+}
+
+/**
+ * Records an organization's account event (a usage threshold crossed, a subscription changed) in
+ * the caller's transaction, for each of the organization's projects (notifications, rules and
+ * channels are a project's): in its inbox always, and to the enabled channels of its `account`
+ * rules that match the type, with no throttle, as {@link notifySecurityEvent} does. An
+ * organization with no project records nothing.
+ *
+ * @returns one result per project, in project id order
+ * @example
+ * ```ts
+ * await notifyAccountEvent(transaction, 'org_1', {
+ *   type: 'usage.threshold',
+ *   data: { title: 'Sessions at 80 % of the monthly cap', summary: '…', severity: 'medium', counts: { used: 8000, cap: 10000 }, links: {} },
+ * }, new Date());
+ * ```
+ */
+export async function notifyAccountEvent(
+  transaction: Executor,
+  organizationId: string,
+  event: AccountEvent,
+  now: Date,
+): Promise<SecurityNotifyResult[]> {
+  const { type, data } = accountEventSchema.parse(event);
+  const projects = await transaction
+    .selectFrom('projects')
+    .select(['id', 'organization_id'])
+    .where('organization_id', '=', organizationId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  const results: SecurityNotifyResult[] = [];
+  for (const project of projects) results.push(await writeAlwaysEvent(transaction, project, type, data, now));
+  return results;
 }
 
 /**

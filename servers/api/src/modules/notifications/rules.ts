@@ -26,6 +26,17 @@ export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 const SECURITY_EVENTS: ReadonlySet<string> = new Set(SECURITY_EVENT_TYPES);
 
 /**
+ * The account event types (usage: a monthly cap reached 80 % or 100 %; billing: a subscription
+ * changed) an `account` rule can subscribe to. Like security events, they always reach the inbox.
+ */
+export const ACCOUNT_EVENT_TYPES = [
+  'usage.threshold',
+  'billing.event',
+] as const satisfies readonly WebhookEventType[];
+export type AccountEventType = (typeof ACCOUNT_EVENT_TYPES)[number];
+const ACCOUNT_EVENTS: ReadonlySet<string> = new Set(ACCOUNT_EVENT_TYPES);
+
+/**
  * The regression event types (insights: a release worse than the one before it, a route's web
  * vital gone to a worse rating) a `regression` rule can subscribe to.
  */
@@ -129,12 +140,19 @@ const aiSourceSchema = z.strictObject({
   events: z.array(z.enum(AI_EVENT_TYPES)).min(1).max(AI_EVENT_TYPES.length).optional(),
 });
 
+const accountSourceSchema = z.strictObject({
+  type: z.literal('account'),
+  /** Which account events notify; both without `events`. */
+  events: z.array(z.enum(ACCOUNT_EVENT_TYPES)).min(1).max(ACCOUNT_EVENT_TYPES.length).optional(),
+});
+
 /**
  * What a rule listens to: cluster transitions (with kind, severity, environment and release
  * filters, and a `count24h` threshold), custom `track()` events by name and properties, or
  * security events (all of them, or the listed ones), or regressions (of releases and of routes'
  * web vitals, by metric, environment and release), or AI events (digests, anomalies, deep
- * analyses ready; all of them, or the listed ones).
+ * analyses ready; all of them, or the listed ones), or account events (usage thresholds, billing
+ * changes; both, or the listed ones).
  *
  * @example
  * ```ts
@@ -143,6 +161,7 @@ const aiSourceSchema = z.strictObject({
  * ruleSourceSchema.parse({ type: 'security', events: ['security.token_created'] });
  * ruleSourceSchema.parse({ type: 'regression', events: ['release.regression'], environment: 'production' });
  * ruleSourceSchema.parse({ type: 'ai', events: ['ai.anomaly'] });
+ * ruleSourceSchema.parse({ type: 'account', events: ['usage.threshold'] });
  * ```
  */
 export const ruleSourceSchema = z.discriminatedUnion('type', [
@@ -151,6 +170,7 @@ export const ruleSourceSchema = z.discriminatedUnion('type', [
   securitySourceSchema,
   regressionSourceSchema,
   aiSourceSchema,
+  accountSourceSchema,
 ]);
 export type RuleSource = z.infer<typeof ruleSourceSchema>;
 
@@ -191,11 +211,16 @@ export type RuleSubject =
   | {
       /** An AI event (no environment, release or severity filters apply). */
       type: AiEventType;
+    }
+  | {
+      /** An account event (no environment, release or severity filters apply). */
+      type: AccountEventType;
     };
 
 type SecuritySubject = Extract<RuleSubject, { type: SecurityEventType }>;
 type RegressionSubject = Extract<RuleSubject, { type: RegressionEventType }>;
 type AiSubject = Extract<RuleSubject, { type: AiEventType }>;
+type AccountSubject = Extract<RuleSubject, { type: AccountEventType }>;
 
 /** Whether a subject is a security event. */
 function isSecuritySubject(subject: RuleSubject): subject is SecuritySubject {
@@ -212,6 +237,11 @@ function isAiSubject(subject: RuleSubject): subject is AiSubject {
   return AI_EVENTS.has(subject.type);
 }
 
+/** Whether a subject is an account event. */
+function isAccountSubject(subject: RuleSubject): subject is AccountSubject {
+  return ACCOUNT_EVENTS.has(subject.type);
+}
+
 /** `severity` is at least `minimum`. */
 function atLeast(severity: Severity, minimum: Severity): boolean {
   return SEVERITY_ORDER.indexOf(severity) >= SEVERITY_ORDER.indexOf(minimum);
@@ -224,7 +254,7 @@ function atLeast(severity: Severity, minimum: Severity): boolean {
  * cluster and custom sources never match them. A `regression` source matches only regressions
  * (of its `events` and `metrics` when listed, in its environment and release when given). An
  * `ai` source matches only AI events (the listed ones, or all without `events`), and no other
- * source matches them.
+ * source matches them; the same holds for `account` sources and account events.
  *
  * @example
  * ```ts
@@ -243,6 +273,9 @@ export function ruleMatches(source: RuleSource, subject: RuleSubject): boolean {
   if (source.type === 'ai')
     return isAiSubject(subject) && (source.events === undefined || source.events.includes(subject.type));
   if (isAiSubject(subject)) return false;
+  if (source.type === 'account')
+    return isAccountSubject(subject) && (source.events === undefined || source.events.includes(subject.type));
+  if (isAccountSubject(subject)) return false;
   if (source.type === 'regression')
     return (
       isRegressionSubject(subject) &&
