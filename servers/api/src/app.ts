@@ -32,6 +32,7 @@ import { createBilling } from './modules/billing/billing.ts';
 import licenseRoutes from './modules/billing/license-routes.ts';
 import { createNoBillingProvider } from './modules/billing/provider.ts';
 import billingRoutes from './modules/billing/routes.ts';
+import { createStripeProvider } from './modules/billing/stripe-provider.ts';
 import callRoutes from './modules/calls/routes.ts';
 import funnelRoutes from './modules/insights/funnel-routes.ts';
 import overviewRoutes from './modules/insights/overview-routes.ts';
@@ -125,9 +126,10 @@ async function app(fastify: FastifyInstance, services: Services) {
       announceTokenCreated(transaction, project, token, services.configuration.appUrl),
   });
   // Billing: the license, plans, the payment provider (none, or Stripe with SVC_STRIPE_*).
+  const { stripe } = services.configuration;
   const billing = createBilling({
     database: fastify.database,
-    provider: createNoBillingProvider(),
+    provider: stripe === undefined ? createNoBillingProvider() : createStripeProvider(stripe),
     licensePublicKey: services.licensePublicKey,
   });
   await fastify.register(billingRoutes, { prefix: '/v1/orgs', billing }); // /v1/orgs/{orgId}/billing…
