@@ -56,6 +56,8 @@ const ROUTES: Record<string, Requirement> = {
   'GET /share/{token}/chunks/{seq}': PUBLIC,
   'GET /share/{token}/assets': PUBLIC,
   'GET /share/{token}/assets/{sha256}': PUBLIC,
+  // Stripe's webhook: no credentials, the Stripe-Signature header instead.
+  'POST /v1/billing/stripe/webhook': PUBLIC,
 
   'GET /v1/me': { kind: 'person', token: true },
   'PATCH /v1/me': PERSON,

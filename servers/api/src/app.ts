@@ -33,6 +33,7 @@ import licenseRoutes from './modules/billing/license-routes.ts';
 import { createNoBillingProvider } from './modules/billing/provider.ts';
 import billingRoutes from './modules/billing/routes.ts';
 import { createStripeProvider } from './modules/billing/stripe-provider.ts';
+import stripeWebhookRoutes from './modules/billing/stripe-webhook-routes.ts';
 import callRoutes from './modules/calls/routes.ts';
 import funnelRoutes from './modules/insights/funnel-routes.ts';
 import overviewRoutes from './modules/insights/overview-routes.ts';
@@ -41,7 +42,7 @@ import insightRoutes from './modules/insights/routes.ts';
 import issueRoutes from './modules/issues/routes.ts';
 import mcpRoutes from './modules/mcp/routes.ts';
 import inboxRoutes from './modules/notifications/inbox-routes.ts';
-import { notifySecurityEvent } from './modules/notifications/index.ts';
+import { notifyAccountEvent, notifySecurityEvent } from './modules/notifications/index.ts';
 import notificationRoutes from './modules/notifications/routes.ts';
 import invitationRoutes from './modules/orgs/invitation-routes.ts';
 import organizationRoutes from './modules/orgs/routes.ts';
@@ -134,6 +135,14 @@ async function app(fastify: FastifyInstance, services: Services) {
   });
   await fastify.register(billingRoutes, { prefix: '/v1/orgs', billing }); // /v1/orgs/{orgId}/billing…
   await fastify.register(licenseRoutes, { prefix: '/v1', billing }); // /v1/license
+  // Stripe's events; each change emits billing.event to the organization's projects (notifications).
+  await fastify.register(stripeWebhookRoutes, {
+    prefix: '/v1/billing',
+    provider: billing.provider,
+    onBillingEvent: async (transaction, organizationId, event) => {
+      await notifyAccountEvent(transaction, organizationId, event, new Date());
+    },
+  });
   await fastify.register(configRoutes, { prefix: '/v1' });
   await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });

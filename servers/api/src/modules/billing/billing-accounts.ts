@@ -142,8 +142,8 @@ export async function providerEventSeen(
 }
 
 /**
- * Records a provider event as handled, in the transaction of what it changed. `false` when it
- * was recorded already (a redelivery racing this one): the caller then rolls back.
+ * Records a provider event as handled, first in the transaction of what it changes. `false` when
+ * it was recorded already (a redelivery that raced this one committed first): change nothing.
  */
 export async function recordProviderEvent(
   transaction: Transaction<Database>,
@@ -162,4 +162,19 @@ export async function recordProviderEvent(
     .returning('id')
     .executeTakeFirst();
   return inserted !== undefined;
+}
+
+/** What handling a recorded provider event came to (see {@link recordProviderEvent}). */
+export async function setEventOutcome(
+  transaction: Transaction<Database>,
+  provider: string,
+  eventId: string,
+  outcome: string,
+): Promise<void> {
+  await transaction
+    .updateTable('billing_events')
+    .set({ outcome })
+    .where('provider', '=', provider)
+    .where('id', '=', eventId)
+    .execute();
 }

@@ -198,6 +198,17 @@ describe.each(ENGINES)('billing without a provider, on %s', (engine) => {
     expect(portal.statusCode).toBe(409);
     expect(portal.json().code).toBe('invalid');
     expect((await get(`/v1/orgs/${orgId}/billing/invoices`, admin)).json()).toEqual({ items: [] });
+    const webhook = await test.app.inject({
+      method: 'POST',
+      url: '/v1/billing/stripe/webhook',
+      headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+      payload: '{}',
+    });
+    expect(webhook.statusCode).toBe(404);
+    expect(webhook.json()).toEqual({
+      error: 'Stripe billing is not configured on this deployment',
+      code: 'not_found',
+    });
 
     // Bad input first: 400 { error, code }, whatever the provider.
     for (const body of [{}, { plan: 'free' }, { plan: 'gold' }, { plan: 'team', extra: 1 }]) {
