@@ -4,6 +4,7 @@ import { personOf, send, type TestPerson } from '../../../test/people.ts';
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { buildApp } from '../../app.ts';
+import { type OrganizationPlan, organizationPlan } from './index.ts';
 import { type LicensePayload, signLicense } from './license.ts';
 import { storeLicense } from './license-store.ts';
 import { planLimits } from './plans.ts';
@@ -251,5 +252,68 @@ describe.each(ENGINES)('billing without a provider, on %s', (engine) => {
     expect((await send(test, 'GET', `/v1/orgs/${orgId}/billing`, test.first.headers)).statusCode).toBe(403);
     expect((await send(test, 'GET', '/v1/license', test.first.headers)).statusCode).toBe(403);
     expect((await send(test, 'GET', '/v1/license', {})).statusCode).toBe(401);
+  });
+
+  it("reads an organization's plan for the usage module: subscription, else license, else free", async () => {
+    const database = test.database.database;
+    const lookup = (now = new Date()): Promise<OrganizationPlan> =>
+      organizationPlan(database, orgId, { publicKey: issuer.publicKey, now });
+    expect(await lookup()).toEqual({
+      organizationId: orgId,
+      plan: 'free',
+      limits: planLimits('free'),
+      source: 'free',
+    });
+    await storeLicense(database, license({ plan: 'team' }), 'test');
+    expect(await lookup()).toEqual({
+      organizationId: orgId,
+      plan: 'team',
+      limits: planLimits('team'),
+      source: 'license',
+    });
+    // With the shipped key the test's license is forged: free, with the warning.
+    expect(await organizationPlan(database, orgId)).toMatchObject({
+      plan: 'free',
+      source: 'free',
+      warning: expect.any(String),
+    });
+    await database
+      .insertInto('billing_accounts')
+      .values({
+        organization_id: orgId,
+        provider: 'stripe',
+        customer_id: 'cus_1',
+        subscription_id: 'sub_1',
+        plan: 'business',
+        status: 'trialing',
+      })
+      .execute();
+    try {
+      expect(await lookup()).toEqual({
+        organizationId: orgId,
+        plan: 'business',
+        limits: planLimits('business'),
+        source: 'subscription',
+      });
+      await database
+        .updateTable('billing_accounts')
+        .set({ status: 'incomplete_expired' })
+        .where('organization_id', '=', orgId)
+        .execute();
+      expect(await lookup()).toMatchObject({ plan: 'team', source: 'license' });
+      // Another organization's subscription is not this one's.
+      const other = (await test.createProject('Other')).project.organization_id;
+      await database
+        .updateTable('billing_accounts')
+        .set({ status: 'active' })
+        .where('organization_id', '=', orgId)
+        .execute();
+      expect(await organizationPlan(database, other, { publicKey: issuer.publicKey })).toMatchObject({
+        plan: 'team',
+        source: 'license',
+      });
+    } finally {
+      await database.deleteFrom('billing_accounts').where('organization_id', '=', orgId).execute();
+    }
   });
 });

@@ -4,8 +4,16 @@ import { type StripeStandIn, startStripeStandIn } from '../../../test/stripe-sta
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { ConfigurationError, describeConfiguration, loadConfiguration } from '../../platform/config.ts';
-import { createBilling } from './billing.ts';
-import { planLimits } from './plans.ts';
+import {
+  type Billing,
+  createBilling,
+  PLANS,
+  type PlanLimits,
+  type PlanName,
+  planLimits,
+  type UsageRecord,
+  type UsageReport,
+} from './index.ts';
 import { createNoBillingProvider } from './provider.ts';
 import { createStripeProvider } from './stripe-provider.ts';
 
@@ -115,6 +123,9 @@ describe.each(ENGINES)('billing with Stripe, on %s', (engine) => {
     const before = (await send(test, 'GET', `/v1/orgs/${orgId}/billing`, admin.headers)).json();
     expect(before).toMatchObject({ provider: 'stripe', plan: 'free', source: 'free', status: 'none' });
     expect(before.subscription).toBeUndefined();
+    expect(
+      before.plans.map((plan: { plan: PlanName; limits: PlanLimits }) => [plan.plan, plan.limits]),
+    ).toEqual(PLANS.map((plan) => [plan, planLimits(plan)]));
     expect(
       before.plans
         .filter((plan: { purchasable: boolean }) => plan.purchasable)
@@ -282,20 +293,22 @@ describe.each(ENGINES)('billing with Stripe, on %s', (engine) => {
   });
 
   it('reports metered usage as Billing Meter Events, once per identifier', async () => {
-    const billing = createBilling({
+    // What the usage module gets (billing/index.ts): the Billing of the server's provider.
+    const billing: Billing = createBilling({
       database: test.database.database,
       provider: createStripeProvider(
         test.configuration.stripe as NonNullable<typeof test.configuration.stripe>,
       ),
     });
     const customerId = [...stripe.customers.keys()][0];
-    const usage = {
+    const usage: UsageRecord = {
       metric: 'sessions',
       quantity: 1234,
       timestamp: new Date('2026-12-17T10:00:00Z'),
       identifier: `${orgId}:sessions:2026-12-17T10`,
     };
-    expect(await billing.reportUsage(orgId, usage)).toEqual({ reported: true });
+    const reported: UsageReport = await billing.reportUsage(orgId, usage);
+    expect(reported).toEqual({ reported: true });
     expect(await billing.reportUsage(orgId, usage)).toEqual({ reported: true });
     expect(
       await billing.reportUsage(orgId, {

@@ -45,7 +45,7 @@ export async function organizationPlan(
 }
 
 /** The plan in force given the organization's account and the deployment's license. */
-export function planFrom(
+function planFrom(
   organizationId: string,
   account: BillingAccount | undefined,
   license: DeploymentLicense,

@@ -50,7 +50,7 @@ export interface SubscriptionSnapshot {
 }
 
 /** The organization as the provider knows it. */
-export interface BillingCustomer {
+interface BillingCustomer {
   organizationId: string;
   /** The provider's customer id. */
   customerId: string;

@@ -22,7 +22,7 @@ import { type StripeProvider, toSubscriptionSnapshot } from './stripe-provider.t
 // once: its id is recorded in the transaction of its change.
 
 /** The `billing.event` notification of a change, in the webhook `data` shape (PROTOCOL.md §6). */
-export interface BillingNotification {
+interface BillingNotification {
   type: 'billing.event';
   data: {
     title: string;
@@ -44,7 +44,7 @@ export type OnBillingEvent = (
 ) => Promise<void>;
 
 /** The Stripe event types handled; any other is acknowledged and ignored. */
-export const HANDLED_STRIPE_EVENTS = [
+const HANDLED_STRIPE_EVENTS = [
   'checkout.session.completed',
   'customer.subscription.created',
   'customer.subscription.updated',
