@@ -13,7 +13,15 @@ type Executor = Kysely<Database> | Transaction<Database>;
 /** The statuses in which a subscription's plan is in force (`past_due`: Stripe is still retrying). */
 const PAID_STATUSES: ReadonlySet<string> = new Set(['active', 'trialing', 'past_due']);
 
-/** Whether a subscription in this status gives its plan. */
+/**
+ * Whether a subscription in this status gives its plan.
+ *
+ * @example
+ * ```ts
+ * isPaidStatus('past_due'); // true: Stripe is still retrying the payment
+ * isPaidStatus('canceled'); // false
+ * ```
+ */
 export function isPaidStatus(status: string | null): boolean {
   return status !== null && PAID_STATUSES.has(status);
 }
@@ -80,6 +88,12 @@ export type SubscriptionChange =
  * Not applied (and said why) when the organization's account heard of something newer
  * (`stale`), or when the snapshot is another subscription that ended while the current one
  * lives on (`other_subscription`).
+ *
+ * @example
+ * ```ts
+ * const change = await applySubscription(transaction, organizationId, 'stripe', { ...snapshot, plan: 'team' }, new Date(event.created * 1000));
+ * if (change.applied) await announce(change.before, change.after);
+ * ```
  */
 export async function applySubscription(
   transaction: Transaction<Database>,

@@ -93,7 +93,15 @@ export function planLimits(plan: PlanName): PlanLimits {
   return { ...limits, retentionDays: { ...limits.retentionDays } };
 }
 
-/** Whether a text names a plan. */
+/**
+ * Whether a text names a plan.
+ *
+ * @example
+ * ```ts
+ * isPlanName('team'); // true
+ * isPlanName('gold'); // false
+ * ```
+ */
 export function isPlanName(value: string): value is PlanName {
   return (PLANS as readonly string[]).includes(value);
 }

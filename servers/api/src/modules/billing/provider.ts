@@ -81,7 +81,14 @@ export interface BillingProvider {
   reportUsage(customer: BillingCustomer, usage: UsageRecord): Promise<UsageReport>;
 }
 
-/** The 409 of checkout and portal when no provider is configured. */
+/**
+ * The 409 of checkout and portal when no provider is configured.
+ *
+ * @example
+ * ```ts
+ * if (provider.name === 'none') throw billingNotConfigured();
+ * ```
+ */
 export function billingNotConfigured() {
   return invalid(
     'Billing is not configured on this deployment: its plan comes from its license (GET /v1/license; the operator installs one with svc license install <file>)',
