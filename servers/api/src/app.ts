@@ -32,7 +32,6 @@ import { createBilling } from './modules/billing/billing.ts';
 import licenseRoutes from './modules/billing/license-routes.ts';
 import { createNoBillingProvider } from './modules/billing/provider.ts';
 import billingRoutes from './modules/billing/routes.ts';
-import { createStripeProvider } from './modules/billing/stripe-provider.ts';
 import stripeWebhookRoutes from './modules/billing/stripe-webhook-routes.ts';
 import callRoutes from './modules/calls/routes.ts';
 import funnelRoutes from './modules/insights/funnel-routes.ts';
@@ -130,7 +129,11 @@ async function app(fastify: FastifyInstance, services: Services) {
   const { stripe } = services.configuration;
   const billing = createBilling({
     database: fastify.database,
-    provider: stripe === undefined ? createNoBillingProvider() : createStripeProvider(stripe),
+    // The stripe package is loaded only when Stripe is configured (it adds ~0.4 s to a start).
+    provider:
+      stripe === undefined
+        ? createNoBillingProvider()
+        : (await import('./modules/billing/stripe-provider.ts')).createStripeProvider(stripe),
     licensePublicKey: services.licensePublicKey,
   });
   await fastify.register(billingRoutes, { prefix: '/v1/orgs', billing }); // /v1/orgs/{orgId}/billing…

@@ -14,7 +14,8 @@ import {
 } from './billing-accounts.ts';
 import type { PlanName } from './plans.ts';
 import type { SubscriptionSnapshot } from './provider.ts';
-import { type StripeProvider, toSubscriptionSnapshot } from './stripe-provider.ts';
+import { idOf, toSubscriptionSnapshot } from './stripe-objects.ts';
+import type { StripeProvider } from './stripe-provider.ts';
 
 // What a Stripe webhook event changes (servers/api/README.md, Billing, Stripe webhooks): the
 // organization's subscription row, from the subscription the event carries or, for checkout and
@@ -78,11 +79,6 @@ interface Reading {
   invoice?: Stripe.Invoice | undefined;
   /** Checkout: the customer to link to the organization. */
   linkCustomer: boolean;
-}
-
-function idOf(value: string | { id: string } | null | undefined): string | undefined {
-  if (value === null || value === undefined) return undefined;
-  return typeof value === 'string' ? value : value.id;
 }
 
 /** The subscription of an invoice (Stripe moved it under `parent` in API version 2025-03-31). */

@@ -1,7 +1,8 @@
 import Stripe from 'stripe';
 import { ConfigurationError, type StripeConfiguration } from '../../platform/config.ts';
 import { isPlanName, type PlanName } from './plans.ts';
-import type { BillingProvider, InvoiceView, SubscriptionSnapshot } from './provider.ts';
+import type { BillingProvider, InvoiceView } from './provider.ts';
+import { fromUnixSeconds, toSubscriptionSnapshot } from './stripe-objects.ts';
 
 // Stripe as the billing provider, through the `stripe` package (servers/api/README.md, Billing):
 // a customer per organization, Checkout Sessions (mode subscription) for a plan's price, the
@@ -17,40 +18,6 @@ export interface StripeProvider extends BillingProvider {
   readonly webhookSecret: string;
 }
 
-/** The id of an expandable Stripe field (a string, or the object when expanded). */
-function idOf(value: string | { id: string } | null | undefined): string | undefined {
-  if (value === null || value === undefined) return undefined;
-  return typeof value === 'string' ? value : value.id;
-}
-
-function fromUnixSeconds(seconds: number | null | undefined): Date | undefined {
-  return typeof seconds === 'number' ? new Date(seconds * 1000) : undefined;
-}
-
-/**
- * A Stripe subscription as the billing module stores it. The period is the first item's (Stripe
- * moved `current_period_*` from the subscription to its items in API version 2025-03-31).
- *
- * @example
- * ```ts
- * const snapshot = toSubscriptionSnapshot(event.data.object as Stripe.Subscription);
- * ```
- */
-export function toSubscriptionSnapshot(subscription: Stripe.Subscription): SubscriptionSnapshot {
-  const item = subscription.items?.data?.[0];
-  const legacy = subscription as unknown as { current_period_start?: number; current_period_end?: number };
-  return {
-    id: subscription.id,
-    customerId: idOf(subscription.customer) ?? '',
-    priceId: item?.price?.id,
-    status: subscription.status,
-    currentPeriodStart: fromUnixSeconds(item?.current_period_start ?? legacy.current_period_start),
-    currentPeriodEnd: fromUnixSeconds(item?.current_period_end ?? legacy.current_period_end),
-    cancelAtPeriodEnd: subscription.cancel_at_period_end === true,
-    organizationId: subscription.metadata?.organization_id,
-  };
-}
-
 function toInvoiceView(invoice: Stripe.Invoice): InvoiceView {
   return {
     id: invoice.id ?? '',
@@ -59,7 +26,7 @@ function toInvoiceView(invoice: Stripe.Invoice): InvoiceView {
     amountDue: invoice.amount_due,
     amountPaid: invoice.amount_paid,
     currency: invoice.currency,
-    createdAt: new Date(invoice.created * 1000).toISOString(),
+    createdAt: fromUnixSeconds(invoice.created)?.toISOString() ?? new Date(0).toISOString(),
     hostedInvoiceUrl: invoice.hosted_invoice_url ?? undefined,
     pdfUrl: invoice.invoice_pdf ?? undefined,
   };
