@@ -91,6 +91,8 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/license': PERSON,
   'GET /v1/orgs/{orgId}/ai/settings': MEMBER,
   'PATCH /v1/orgs/{orgId}/ai/settings': ADMIN,
+  'GET /v1/orgs/{orgId}/usage': MEMBER,
+  'PATCH /v1/orgs/{orgId}/billing/caps': ADMIN,
   'GET /v1/orgs/{orgId}/projects': MEMBER,
   'POST /v1/orgs/{orgId}/projects': ADMIN,
   'GET /v1/orgs/{orgId}/tokens': ADMIN,

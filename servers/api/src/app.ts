@@ -57,6 +57,7 @@ import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
 import sourcemapRoutes from './modules/sourcemaps/routes.ts';
 import otlpRoutes, { sessionTraceRoutes } from './modules/traces/routes.ts';
+import usageRoutes from './modules/usage/routes.ts';
 import type { Database } from './platform/database/schema.ts';
 import type { Project } from './platform/database/tables/projects.table.ts';
 import { authenticationPlugin } from './platform/http/authentication.ts';
@@ -146,7 +147,11 @@ async function app(fastify: FastifyInstance, services: Services) {
       await notifyAccountEvent(transaction, organizationId, event, new Date());
     },
   });
-  await fastify.register(configRoutes, { prefix: '/v1' });
+  await fastify.register(configRoutes, {
+    prefix: '/v1',
+    recordingPaused: async (project: Project) =>
+      (await fastify.usageGate.state(project.organization_id)).refusedSince !== undefined,
+  });
   await fastify.register(ingestRoutes, { prefix: '/v1' });
   await fastify.register(projectRoutes, { prefix: '/v1/projects' });
   await fastify.register(readingRoutes); // /v1/sessions, /v1/visits, /share
@@ -171,6 +176,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(aiUsageRoutes, { prefix: '/v1/ai' }); // /v1/ai/usage, /v1/ai/feedback
   await fastify.register(aiChatRoutes, { prefix: '/v1/ai' }); // /v1/ai/chat (server-sent events)
   await fastify.register(aiSettingsRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/ai/settings
+  await fastify.register(usageRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/usage, /billing/caps
   await fastify.register(mcpRoutes); // /mcp (Streamable HTTP)
   // /v1/search; a question in words goes through the model (ai), passed in.
   await fastify.register(searchRoutes, { interpret: questionInterpreter(fastify) });

@@ -9,6 +9,7 @@ import { type AssetWorker, createAssetWorker } from './modules/assets/index.ts';
 import { createFactsWorker, createRegressionWorker, type FactsWorker } from './modules/insights/index.ts';
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
+import { notifyAccountEvent } from './modules/notifications/index.ts';
 import { createProcessingWorker, type ProcessingWorker } from './modules/processing/index.ts';
 import { createReportJobHandlers } from './modules/reports/report-jobs.ts';
 import {
@@ -19,6 +20,13 @@ import {
 import { createIngestCounters, type IngestCounters } from './modules/sessions/ingest-counters.ts';
 import { createSymbolicator, type Symbolicator } from './modules/sourcemaps/index.ts';
 import { createTelemetryRetentionWorker } from './modules/traces/index.ts';
+import {
+  createUsageGate,
+  NO_CAPS,
+  type PlanCaps,
+  type UsageGate,
+  usageThresholdEvent,
+} from './modules/usage/index.ts';
 import type { BlobStore } from './platform/blob-store/index.ts';
 import type { Configuration } from './platform/config.ts';
 import type { MasterKey } from './platform/crypto/index.ts';
@@ -68,6 +76,10 @@ declare module 'fastify' {
     symbolicator: Symbolicator;
     /** AI jobs: anomaly scans, digests, asynchronous explanations (started with `configuration.callWorker`). */
     aiJobWorker: AiJobWorker;
+    /** Monthly caps as ingest, `/v1/config` and the model read them; its sweep sends `usage.threshold`. */
+    usageGate: UsageGate;
+    /** The caps of an organization's plan (the license or the billing provider). */
+    usagePlanCaps: PlanCaps;
   }
 }
 
@@ -192,6 +204,22 @@ export const servicesPlugin = fastifyPlugin(
           await releaseAiJobLeases(services.database.database);
         aiJobWorker.start();
       });
+    // The plan's caps: none until billing (the license, the provider) says otherwise.
+    const planCaps: PlanCaps = async () => NO_CAPS;
+    fastify.decorate('usagePlanCaps', planCaps);
+    const usageGate = createUsageGate({
+      database: services.database.database,
+      planCaps,
+      onThreshold: async (transaction, organizationId, reached) => {
+        const event = usageThresholdEvent(organizationId, reached, services.configuration.appUrl);
+        await notifyAccountEvent(transaction, organizationId, event, new Date());
+        // The deliveries are committed with the threshold's row, a moment after this.
+        setImmediate(() => deliveryWorker.wake());
+      },
+      log: fastify.log.child({ worker: 'usage' }),
+    });
+    fastify.decorate('usageGate', usageGate);
+    if (services.configuration.usageWorker) fastify.addHook('onReady', async () => usageGate.worker.start());
     const retentionWorker = createTelemetryRetentionWorker({
       database: services.database.database,
       log: fastify.log.child({ worker: 'retention' }),
@@ -224,6 +252,7 @@ export const servicesPlugin = fastifyPlugin(
       await regressionWorker.stop();
       await aiJobWorker.stop();
       await retentionWorker.stop();
+      await usageGate.worker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();
       mailer.close();

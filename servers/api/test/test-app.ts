@@ -68,6 +68,7 @@ export async function createTestApp(
     // And regression checks (`checkRegressions` of insights).
     SVC_REGRESSION_WORKER: 'false',
     SVC_RETENTION_WORKER: 'false',
+    SVC_USAGE_WORKER: 'false',
     SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     ...environment,
   });

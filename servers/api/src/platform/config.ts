@@ -67,6 +67,12 @@ export interface Configuration {
    * number of processes may.
    */
   retentionWorker: boolean;
+  /**
+   * `SVC_USAGE_WORKER`: this process checks every organization's monthly caps each minute and
+   * sends `usage.threshold` at 80 % and 100 % (default true). Any number of processes may: each
+   * threshold is sent once.
+   */
+  usageWorker: boolean;
   /** `SVC_APP_URL`: the dashboard's base URL in notification links (default: `publicUrl`). */
   appUrl: string;
   /**
@@ -226,6 +232,7 @@ const environmentSchema = z.object({
   SVC_DELIVERY_WORKER: optionalText.pipe(booleanText.optional()),
   SVC_REGRESSION_WORKER: optionalText.pipe(booleanText.optional()),
   SVC_RETENTION_WORKER: optionalText.pipe(booleanText.optional()),
+  SVC_USAGE_WORKER: optionalText.pipe(booleanText.optional()),
   SVC_APP_URL: optionalText.pipe(
     z
       .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL, e.g. https://app.example.com' })
@@ -453,6 +460,7 @@ export function loadConfiguration(environment: Record<string, string | undefined
     deliveryWorker: settings.SVC_DELIVERY_WORKER ?? true,
     regressionWorker: settings.SVC_REGRESSION_WORKER ?? true,
     retentionWorker: settings.SVC_RETENTION_WORKER ?? true,
+    usageWorker: settings.SVC_USAGE_WORKER ?? true,
     appUrl: (settings.SVC_APP_URL ?? publicUrl).replace(/\/+$/, ''),
     webhookAllowedHosts: allowedHosts.allowed,
   };
@@ -534,6 +542,7 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     deliveryWorker: configuration.deliveryWorker,
     regressionWorker: configuration.regressionWorker,
     retentionWorker: configuration.retentionWorker,
+    usageWorker: configuration.usageWorker,
     appUrl: configuration.appUrl,
     webhookAllowedHosts: configuration.webhookAllowedHosts.text,
     ...(configuration.smtpUrl === undefined ? {} : { smtpUrl: redactUrl(configuration.smtpUrl) }),

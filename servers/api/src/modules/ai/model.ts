@@ -9,6 +9,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Configuration } from '../../platform/config.ts';
 import type { Database } from '../../platform/database/schema.ts';
 import type { AiFeature } from '../../platform/database/tables/ai-settings.table.ts';
+import { aiTokenCapReached, meter } from '../usage/index.ts';
 import { NO_MODEL_REASON } from './model-note.ts';
 
 /** The features that may use the model, in the order settings list them. */
@@ -138,6 +139,15 @@ export async function modelAccess(
       };
     }
   }
+  const now = request.now ?? new Date();
+  const capped = await aiTokenCapReached(database, request.organizationId, now);
+  if (capped !== undefined) {
+    return {
+      allowed: false,
+      reason: `The organization used its monthly cap of AI tokens (${capped.used} of ${capped.cap} tokens in ${monthOf(now).slice(0, 7)}, every project); it resets on the first of next month, or an admin raises it (PATCH /v1/orgs/{orgId}/billing/caps).`,
+      capped: true,
+    };
+  }
   return {
     allowed: true,
     model: modelOf(ai),
@@ -150,7 +160,7 @@ export async function modelAccess(
 
 /**
  * Counts a use of the model: one request and its tokens, added to the organization's month, project
- * and feature (one upsert).
+ * and feature, and the tokens to the project's usage of the day (`ai_tokens`), in one transaction.
  */
 export async function recordUsage(
   database: Kysely<Database>,
@@ -160,24 +170,27 @@ export async function recordUsage(
 ): Promise<void> {
   const input = usage.inputTokens ?? 0;
   const output = usage.outputTokens ?? 0;
-  await database
-    .insertInto('ai_usage')
-    .values({
-      organization_id: access.organizationId,
-      month: monthOf(at),
-      project_id: access.projectId,
-      feature: access.feature,
-      requests: 1,
-      input_tokens: input,
-      output_tokens: output,
-    })
-    .onConflict((conflict) =>
-      conflict.columns(['organization_id', 'month', 'project_id', 'feature']).doUpdateSet({
-        requests: sql`ai_usage.requests + 1`,
-        input_tokens: sql`ai_usage.input_tokens + ${input}`,
-        output_tokens: sql`ai_usage.output_tokens + ${output}`,
-        updated_at: at,
-      }),
-    )
-    .execute();
+  await database.transaction().execute(async (transaction) => {
+    await meter(transaction, access.projectId, { ai_tokens: input + output }, at);
+    await transaction
+      .insertInto('ai_usage')
+      .values({
+        organization_id: access.organizationId,
+        month: monthOf(at),
+        project_id: access.projectId,
+        feature: access.feature,
+        requests: 1,
+        input_tokens: input,
+        output_tokens: output,
+      })
+      .onConflict((conflict) =>
+        conflict.columns(['organization_id', 'month', 'project_id', 'feature']).doUpdateSet({
+          requests: sql`ai_usage.requests + 1`,
+          input_tokens: sql`ai_usage.input_tokens + ${input}`,
+          output_tokens: sql`ai_usage.output_tokens + ${output}`,
+          updated_at: at,
+        }),
+      )
+      .execute();
+  });
 }

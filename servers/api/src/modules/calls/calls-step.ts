@@ -7,6 +7,7 @@ import type { NewCall, NewCallItem } from '../../platform/database/tables/calls.
 import { createId } from '../../platform/ids.ts';
 import type { StepInput } from '../../platform/jobs/step-input.ts';
 import type { ProjectSettings } from '../projects/index.ts';
+import { meter } from '../usage/index.ts';
 import {
   addItems,
   type CallFacts,
@@ -609,6 +610,39 @@ async function writeFindings(
 }
 
 /**
+ * Adds the session's calls to the project's usage of the day: each call new to the index counts
+ * once, and call seconds grow by how much longer each call became (a recomputation that shortens
+ * one takes the difference back), so a call processed in pieces is counted once in all.
+ */
+async function meterCalls(
+  transaction: Transaction<Database>,
+  projectId: string,
+  sessionId: string,
+  rows: readonly NewCall[],
+): Promise<void> {
+  const before = new Map(
+    (
+      await transaction
+        .selectFrom('calls')
+        .select(['pc', 'duration_ms'])
+        .where('project_id', '=', projectId)
+        .where('session_id', '=', sessionId)
+        .execute()
+    ).map((row) => [row.pc, Number(row.duration_ms ?? 0)]),
+  );
+  let calls = 0;
+  let milliseconds = 0;
+  for (const row of rows) {
+    if (!before.has(row.pc)) calls += 1;
+    milliseconds += Number(row.duration_ms ?? 0) - (before.get(row.pc) ?? 0);
+  }
+  // Seconds of all the calls: the per-call sums of milliseconds, rounded once per step.
+  const totalBefore = [...before.values()].reduce((sum, value) => sum + value, 0);
+  const seconds = Math.round((totalBefore + milliseconds) / 1000) - Math.round(totalBefore / 1000);
+  await meter(transaction, projectId, { calls, call_seconds: seconds });
+}
+
+/**
  * Writes the session's calls, their tracks and series: every computed column of each call row
  * (its id kept); recomputed, the whole series into the rows (the calls' appended pieces
  * deleted); else the new pieces appended. Returns each call's id by peer connection.
@@ -636,6 +670,7 @@ async function writeCalls(
   // progress, the series (new samples are appended as pieces).
   const kept = recomputed ? KEPT_CALL_COLUMNS : new Set([...KEPT_CALL_COLUMNS, 'series']);
   const computed = Object.keys(rows[0] ?? {}).filter((column) => !kept.has(column));
+  await meterCalls(transaction, projectId, sessionId, rows);
   const upserted = await transaction
     .insertInto('calls')
     .values(rows)

@@ -2,6 +2,7 @@ import { DEFAULT_THRESHOLDS } from '@svc/detectors';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { unauthorized } from '../../platform/http/errors.ts';
 import { readSettings } from './settings.ts';
 
@@ -22,6 +23,11 @@ const sdkConfigSchema = z.object({
     triggers: z.array(z.string()),
     monitorModeAfterMinutes: z.number().nullable(),
     monitorTriggers: z.array(z.string()),
+    /**
+     * The organization reached a monthly cap (sessions, stored bytes): start no new session (one
+     * in progress goes on). Absent from servers before caps.
+     */
+    paused: z.boolean(),
   }),
   privacy: z.object({ mode: z.string() }),
   /** Every detector threshold: the defaults with the project's overrides applied. */
@@ -31,7 +37,13 @@ const sdkConfigSchema = z.object({
 type SdkConfig = z.infer<typeof sdkConfigSchema>;
 
 /** `GET /v1/config?key=&sdk=`: public remote configuration for the SDK, by project key. */
-export default async function configRoutes(fastify: FastifyInstance) {
+/** Options of {@link configRoutes}. */
+export interface ConfigRoutesOptions {
+  /** Whether SDKs of the project's organization should start no new session (a monthly cap). */
+  recordingPaused: (project: Project) => Promise<boolean>;
+}
+
+export default async function configRoutes(fastify: FastifyInstance, options: ConfigRoutesOptions) {
   fastify.withTypeProvider<ZodTypeProvider>().get(
     '/config',
     {
@@ -54,7 +66,7 @@ export default async function configRoutes(fastify: FastifyInstance) {
       return {
         projectId: project.id,
         webrtc: settings.webrtc,
-        recording: settings.recording,
+        recording: { ...settings.recording, paused: await options.recordingPaused(project) },
         privacy: { mode: settings.privacy.mode },
         detectorThresholds: { ...DEFAULT_THRESHOLDS, ...settings.detectorThresholds },
       };

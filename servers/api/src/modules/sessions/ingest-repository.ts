@@ -4,6 +4,7 @@ import { insertBatches } from '../../platform/database/insert-batches.ts';
 import { preparedStatement } from '../../platform/database/prepared-statement.ts';
 import type { Database } from '../../platform/database/schema.ts';
 import type { NewSession } from '../../platform/database/tables/sessions.table.ts';
+import { meterStatement } from '../usage/index.ts';
 import type { ChunkSummary } from './chunk-summary.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -216,6 +217,8 @@ export async function recordChunks(
     .execute();
   const stored = new Set(inserted.map((row) => row.blob_key));
   const fresh = records.filter((record) => stored.has(record.blobKey));
+  /** Sessions created by this batch, per project. */
+  const started = new Map<string, number>();
 
   for (const round of roundsOf(fresh)) {
     // An identify replaces the user, meta.user only fills an empty one: one statement for each.
@@ -225,9 +228,13 @@ export async function recordChunks(
       [identified, true],
       [others, false],
     ] as const) {
-      if (group.length > 0) await upsertSessions(transaction, group.sort(byKey), userWins);
+      if (group.length > 0) {
+        for (const projectId of await upsertSessions(transaction, group.sort(byKey), userWins))
+          started.set(projectId, (started.get(projectId) ?? 0) + 1);
+      }
     }
   }
+  await meterChunks(transaction, fresh, started);
 
   const signals = fresh.sort(byKey).flatMap((record) =>
     record.summary.signals.map((signal) => ({
@@ -386,17 +393,56 @@ function sessionMerge(userWins: boolean): Record<string, RawBuilder<unknown>> {
   };
 }
 
-/** Merges one chunk per session (distinct sessions) into the `sessions` rows. */
+/**
+ * Merges one chunk per session (distinct sessions) into the `sessions` rows.
+ *
+ * @returns the project of each session the batch created (its row's first chunk)
+ */
 async function upsertSessions(
   transaction: Transaction<Database>,
   records: readonly ChunkRecord[],
   userWins: boolean,
-): Promise<void> {
-  await transaction
+): Promise<string[]> {
+  const rows = await transaction
     .insertInto('sessions')
     .values(records.map(sessionRowOf))
     .onConflict((conflict) => conflict.columns(['project_id', 'id']).doUpdateSet(sessionMerge(userWins)))
+    .returning(['project_id', 'chunk_count'])
     .execute();
+  return rows.filter((row) => Number(row.chunk_count) === 1).map((row) => row.project_id);
+}
+
+/** What ingest meters: sessions started, chunks, their bytes as sent and as stored. */
+const INGEST_METRICS = ['sessions', 'chunks', 'ingested_bytes', 'stored_bytes'] as const;
+
+/** Adds the new chunks (and the sessions they started) to their projects' usage of the day. */
+async function meterChunks(
+  transaction: Transaction<Database>,
+  fresh: readonly ChunkRecord[],
+  started: ReadonlyMap<string, number>,
+): Promise<void> {
+  if (fresh.length === 0) return;
+  const totals = new Map<string, [number, number, number, number]>();
+  for (const record of fresh) {
+    const row = totals.get(record.projectId) ?? [started.get(record.projectId) ?? 0, 0, 0, 0];
+    row[1] += 1;
+    row[2] += record.receivedBytes;
+    row[3] += record.storedBytes;
+    totals.set(record.projectId, row);
+  }
+  const input = [...totals].map(([projectId, [sessions, chunks, ingested, stored]]) => ({
+    project_id: projectId,
+    sessions,
+    chunks,
+    ingested_bytes: ingested,
+    stored_bytes: stored,
+  }));
+  await sql`${meterStatement(
+    sql`select project_id, sessions, chunks, ingested_bytes, stored_bytes
+        from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
+          as input (project_id text, sessions bigint, chunks bigint, ingested_bytes bigint, stored_bytes bigint)`,
+    INGEST_METRICS,
+  )}`.execute(transaction);
 }
 
 /** Columns of a `sessions` row as {@link sessionRowOf} writes it, in a fixed order. */
@@ -455,7 +501,8 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
     order by row.project_id, row.id
     on conflict (project_id, id) do update set ${sql.join(
       Object.entries(sessionMerge(identified)).map(([column, value]) => sql`${sql.id(column)} = ${value}`),
-    )}`;
+    )}
+    returning project_id, chunk_count`;
   return sql<{ blob_key: string }>`
     with input as (
       select * from jsonb_to_recordset(${batch}::jsonb) as input (
@@ -484,6 +531,19 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
     processing_jobs as (${PROCESSING_JOBS_UPSERT}),
     insight_jobs as (${INSIGHT_JOBS_UPSERT}),
     asset_jobs as (${ASSET_JOBS_UPSERT}),
+    usage as (${meterStatement(
+      sql`
+        select fresh.project_id, coalesce(max(started.sessions), 0), count(*), sum(fresh.received_bytes),
+          sum(fresh.stored_bytes)
+        from fresh left join (
+          select project_id, count(*) as sessions
+          from (select project_id, chunk_count from identified_sessions
+                union all select project_id, chunk_count from other_sessions) as upserted
+          where chunk_count = 1 group by project_id
+        ) as started on started.project_id = fresh.project_id
+        group by fresh.project_id`,
+      INGEST_METRICS,
+    )}),
     signals as (
       insert into session_signals (project_id, session_id, seq, ${identifiers(SIGNAL_COLUMNS)})
       select fresh.project_id, fresh.session_id, fresh.seq, ${identifiers(SIGNAL_COLUMNS, 'signal')}

@@ -23,6 +23,11 @@ const PREFLIGHT_MAX_AGE_SECONDS = 86_400;
 
 const PROJECT_KEY_HEADER = 'x-service-project-key';
 const ENCODING_HEADER = 'x-service-encoding';
+/**
+ * On a 429 of a monthly cap (not of the rate limit): the cap reached, `sessions` or
+ * `storedBytes`. The SDK stops the session (nothing of it was acknowledged) rather than retry.
+ */
+const QUOTA_HEADER = 'X-Service-Quota';
 
 const ackSchema = z.object({
   seq: z.int(),
@@ -90,8 +95,8 @@ function allowOrigin(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('vary', 'Origin');
   if (origin !== undefined) {
     reply.header('access-control-allow-origin', origin);
-    // Not a CORS-safelisted response header: the SDK reads it on a 429.
-    reply.header('access-control-expose-headers', 'Retry-After');
+    // Not CORS-safelisted response headers: the SDK reads them on a 429.
+    reply.header('access-control-expose-headers', `Retry-After, ${QUOTA_HEADER}`);
   }
 }
 
@@ -198,6 +203,9 @@ export default async function ingestRoutes(fastify: FastifyInstance) {
           `${PROTOCOL_LIMITS.maxCompressedBytes} bytes, inflating to at most ${PROTOCOL_LIMITS.maxInflatedBytes}) or \`json\``,
           `(at most ${PROTOCOL_LIMITS.maxInflatedBytes} bytes). Answered only once the chunk is durable and indexed;`,
           'a re-sent (sessionId, seq) with the same bytes is `duplicate: true`, with other bytes 409.',
+          'Over a monthly cap of the organization (sessions, stored bytes), chunks of new sessions get 429 with',
+          '`Retry-After` and `X-Service-Quota: sessions | storedBytes`; sessions started before the cap was reached',
+          'may finish (for an hour).',
         ].join(' '),
         headers: z.looseObject({
           'x-service-project-key': z.string().optional().describe('The project key (public)'),
@@ -215,7 +223,7 @@ export default async function ingestRoutes(fastify: FastifyInstance) {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { encoding, project } = contextOf(request);
       const body = request.body instanceof Buffer ? request.body : Buffer.alloc(0);
       const { privacy } = readSettings(project.settings);
@@ -225,6 +233,13 @@ export default async function ingestRoutes(fastify: FastifyInstance) {
       });
       if (!result.success) throw invalid(result.message, result.status);
       const { decoded } = result;
+      // Over a monthly cap, a new session is refused before anything of it is stored.
+      const admission = await fastify.usageGate.admitChunk(project, decoded.chunk.sessionId);
+      if (!admission.admitted) {
+        reply.header('retry-after', String(admission.retryAfterSeconds));
+        reply.header(QUOTA_HEADER, admission.metric);
+        throw invalid(admission.reason, 429);
+      }
       const outcome = await ingestChunk(
         {
           chunkIndex: fastify.chunkIndex,

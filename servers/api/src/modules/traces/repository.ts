@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
 import type { NewLogRecord, NewSpan } from '../../platform/database/tables/traces.table.ts';
+import { meter } from '../usage/index.ts';
 import type { DecodedLogRecord, DecodedSpan } from './otlp.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -38,13 +39,17 @@ export async function insertSpans(executor: Executor, projectId: string, spans: 
     session_id: span.sessionId,
     day: dayOf(span.startTime),
   }));
+  let inserted = 0;
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-    await executor
+    const [result] = await executor
       .insertInto('spans')
       .values(rows.slice(start, start + ROWS_PER_INSERT))
       .onConflict((conflict) => conflict.columns(['project_id', 'trace_id', 'span_id']).doNothing())
       .execute();
+    inserted += Number(result?.numInsertedOrUpdatedRows ?? 0);
   }
+  // Spans sent again (the same ids) are neither stored nor counted twice.
+  await meter(executor, projectId, { spans: inserted });
 }
 
 /**
@@ -79,6 +84,7 @@ export async function insertLogRecords(
       .values(rows.slice(start, start + ROWS_PER_INSERT))
       .execute();
   }
+  await meter(executor, projectId, { log_records: rows.length });
 }
 
 /** Whether the project has the session. */

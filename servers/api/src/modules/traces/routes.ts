@@ -126,12 +126,17 @@ export default async function otlpRoutes(fastify: FastifyInstance) {
 
   fastify.post('/traces', routeOptions('traces'), (request, reply) =>
     handle('traces', request, reply, decodeTraces, (spans) =>
-      insertSpans(fastify.database, request.auth.project.id, spans),
+      // The spans and their count in usage commit together.
+      fastify.database
+        .transaction()
+        .execute((transaction) => insertSpans(transaction, request.auth.project.id, spans)),
     ),
   );
   fastify.post('/logs', routeOptions('logs'), (request, reply) =>
     handle('logs', request, reply, decodeLogs, (records) =>
-      insertLogRecords(fastify.database, request.auth.project.id, records),
+      fastify.database
+        .transaction()
+        .execute((transaction) => insertLogRecords(transaction, request.auth.project.id, records)),
     ),
   );
 }

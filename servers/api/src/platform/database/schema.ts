@@ -60,6 +60,7 @@ import type { SessionsTable } from './tables/sessions.table.ts';
 import type { ShareLinksTable } from './tables/share-links.table.ts';
 import type { SourcemapFilesTable } from './tables/sourcemaps.table.ts';
 import type { LogRecordsTable, SpansTable } from './tables/traces.table.ts';
+import type { UsageCapsTable, UsageDailyTable, UsageThresholdsTable } from './tables/usage.table.ts';
 
 /** Every table the server reads and writes, for `Kysely<Database>`. */
 export interface Database {
@@ -114,6 +115,9 @@ export interface Database {
   ai_anomalies: AiAnomaliesTable;
   ai_digests: AiDigestsTable;
   ai_settings: AiSettingsTable;
+  usage_daily: UsageDailyTable;
+  usage_caps: UsageCapsTable;
+  usage_thresholds: UsageThresholdsTable;
   ai_usage: AiUsageTable;
   ai_feedback: AiFeedbackTable;
   deployment_license: DeploymentLicenseTable;
