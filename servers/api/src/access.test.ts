@@ -29,12 +29,15 @@ type Requirement =
   /** Any member of the organization (a non-member gets 404). */
   | { kind: 'member' }
   /** An admin or an owner of the organization (a non-member gets 404). */
-  | { kind: 'admin' };
+  | { kind: 'admin' }
+  /** An owner of the organization (a non-member gets 404): billing's checkout and portal. */
+  | { kind: 'owner' };
 
 const PUBLIC: Requirement = { kind: 'public' };
 const PERSON: Requirement = { kind: 'person' };
 const MEMBER: Requirement = { kind: 'member' };
 const ADMIN: Requirement = { kind: 'admin' };
+const OWNER: Requirement = { kind: 'owner' };
 const scope = (name: Scope, personOnly = false): Requirement => ({ kind: 'scope', scope: name, personOnly });
 
 const ROUTES: Record<string, Requirement> = {
@@ -53,6 +56,8 @@ const ROUTES: Record<string, Requirement> = {
   'GET /share/{token}/chunks/{seq}': PUBLIC,
   'GET /share/{token}/assets': PUBLIC,
   'GET /share/{token}/assets/{sha256}': PUBLIC,
+  // Stripe's webhook: no credentials, the Stripe-Signature header instead.
+  'POST /v1/billing/stripe/webhook': PUBLIC,
 
   'GET /v1/me': { kind: 'person', token: true },
   'PATCH /v1/me': PERSON,
@@ -78,6 +83,12 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/orgs/{orgId}/invitations': ADMIN,
   'DELETE /v1/orgs/{orgId}/invitations/{invitationId}': ADMIN,
   'GET /v1/orgs/{orgId}/audit': ADMIN,
+  'GET /v1/orgs/{orgId}/billing': ADMIN,
+  'GET /v1/orgs/{orgId}/billing/invoices': ADMIN,
+  'POST /v1/orgs/{orgId}/billing/checkout': OWNER,
+  'POST /v1/orgs/{orgId}/billing/portal': OWNER,
+  // The deployment's license: any signed-in person.
+  'GET /v1/license': PERSON,
   'GET /v1/orgs/{orgId}/ai/settings': MEMBER,
   'PATCH /v1/orgs/{orgId}/ai/settings': ADMIN,
   'GET /v1/orgs/{orgId}/usage': MEMBER,
@@ -198,9 +209,11 @@ function expected(route: string, requirement: Requirement, caller: Caller): 'all
       return 'allowed';
     case 'member':
     case 'admin':
+    case 'owner':
       if (caller.kind === 'token') return [403];
       if (caller.role === 'outsider') return [404];
       if (requirement.kind === 'member') return 'allowed';
+      if (requirement.kind === 'owner') return caller.role === 'owner' ? 'allowed' : [403];
       return caller.role === 'owner' || caller.role === 'admin' ? 'allowed' : [403];
     case 'scope':
       if (caller.kind === 'token') {
@@ -237,6 +250,9 @@ const WATCHED_TABLES = [
   'notification_events',
   'deliveries',
   'sourcemap_files',
+  'billing_accounts',
+  'billing_events',
+  'deployment_license',
 ];
 
 let smtp: TestSmtpServer;

@@ -28,6 +28,11 @@ import aiSettingsRoutes from './modules/ai/settings-routes.ts';
 import aiUsageRoutes from './modules/ai/usage-routes.ts';
 import analysisRoutes from './modules/analysis/routes.ts';
 import assetRoutes, { shareAssetRoutes } from './modules/assets/routes.ts';
+import { createBilling } from './modules/billing/billing.ts';
+import licenseRoutes from './modules/billing/license-routes.ts';
+import { createNoBillingProvider } from './modules/billing/provider.ts';
+import billingRoutes from './modules/billing/routes.ts';
+import stripeWebhookRoutes from './modules/billing/stripe-webhook-routes.ts';
 import callRoutes from './modules/calls/routes.ts';
 import funnelRoutes from './modules/insights/funnel-routes.ts';
 import overviewRoutes from './modules/insights/overview-routes.ts';
@@ -36,7 +41,7 @@ import insightRoutes from './modules/insights/routes.ts';
 import issueRoutes from './modules/issues/routes.ts';
 import mcpRoutes from './modules/mcp/routes.ts';
 import inboxRoutes from './modules/notifications/inbox-routes.ts';
-import { notifySecurityEvent } from './modules/notifications/index.ts';
+import { notifyAccountEvent, notifySecurityEvent } from './modules/notifications/index.ts';
 import notificationRoutes from './modules/notifications/routes.ts';
 import invitationRoutes from './modules/orgs/invitation-routes.ts';
 import organizationRoutes from './modules/orgs/routes.ts';
@@ -120,6 +125,27 @@ async function app(fastify: FastifyInstance, services: Services) {
     prefix: '/v1/orgs',
     onTokenCreated: (transaction, project, token) =>
       announceTokenCreated(transaction, project, token, services.configuration.appUrl),
+  });
+  // Billing: the license, plans, the payment provider (none, or Stripe with SVC_STRIPE_*).
+  const { stripe } = services.configuration;
+  const billing = createBilling({
+    database: fastify.database,
+    // The stripe package is loaded only when Stripe is configured (it adds ~0.4 s to a start).
+    provider:
+      stripe === undefined
+        ? createNoBillingProvider()
+        : (await import('./modules/billing/stripe-provider.ts')).createStripeProvider(stripe),
+    licensePublicKey: services.licensePublicKey,
+  });
+  await fastify.register(billingRoutes, { prefix: '/v1/orgs', billing }); // /v1/orgs/{orgId}/billing…
+  await fastify.register(licenseRoutes, { prefix: '/v1', billing }); // /v1/license
+  // Stripe's events; each change emits billing.event to the organization's projects (notifications).
+  await fastify.register(stripeWebhookRoutes, {
+    prefix: '/v1/billing',
+    provider: billing.provider,
+    onBillingEvent: async (transaction, organizationId, event) => {
+      await notifyAccountEvent(transaction, organizationId, event, new Date());
+    },
   });
   await fastify.register(configRoutes, {
     prefix: '/v1',

@@ -1,7 +1,9 @@
+import type { KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { resetPassword } from './modules/accounts/index.ts';
+import { checkLicenseFile, deploymentLicense, storeLicense } from './modules/billing/license-store.ts';
 import { addPerson } from './modules/orgs/index.ts';
 import { ROLES } from './modules/orgs/roles.ts';
 import { createProcessingWorker, queueReprocessing } from './modules/processing/index.ts';
@@ -54,6 +56,9 @@ Commands:
   reprocess-calls [--project <id>] [--json]
                                            recompute every call (of one project) from its stored
                                            items, with the current detector thresholds
+  license install <file> [--json]          verify a license file and make it the deployment's
+                                           license (a forged or expired one is refused)
+  license show [--json]                    the deployment's license: plan, limits, dates, warnings
 
 Settings come from the same environment variables as the server (SVC_DATA_DIR, DATABASE_URL,
 SVC_MASTER_KEY, SVC_MASTER_KEY_PREVIOUS, S3_*). On the embedded store, stop the server first: one
@@ -86,6 +91,12 @@ export class UsageError extends Error {
       (value as { [usageErrorMarker]?: unknown })[usageErrorMarker] === true
     );
   }
+}
+
+/** What tests may replace; the CLI itself always runs with the defaults. */
+export interface CliOptions {
+  /** The key licenses are verified with (default: the one the server ships with). */
+  licensePublicKey?: KeyObject;
 }
 
 export interface CliIo {
@@ -130,6 +141,7 @@ export async function runCli(
   argv: string[],
   environment: Record<string, string | undefined>,
   io: CliIo = processIo,
+  options: CliOptions = {},
 ): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -137,7 +149,7 @@ export async function runCli(
       io.stdout(`${USAGE}\n`);
       return command === undefined ? 2 : 0;
     }
-    const { values } = parseArgs({
+    const { values, positionals } = parseArgs({
       args: rest,
       options: {
         name: { type: 'string' },
@@ -149,8 +161,11 @@ export async function runCli(
         json: { type: 'boolean', default: false },
       },
       strict: true,
-      allowPositionals: false,
+      allowPositionals: true,
     });
+    // Only `license` takes words after the command (`install <file>`, `show`).
+    if (command !== 'license' && positionals.length > 0)
+      throw new UsageError({ message: `Unexpected argument "${positionals[0]}"` });
     const configuration = loadConfiguration(environment);
 
     switch (command) {
@@ -356,6 +371,52 @@ export async function runCli(
             : `Queued ${done.queued} session(s) with calls; processed ${done.processed} job(s), ${done.failures} failed (kept queued with their error in processing_jobs.last_error).\n`,
         );
         return done.failures === 0 ? 0 : 1;
+      }
+      case 'license': {
+        const [action, file, ...extra] = positionals;
+        if (extra.length > 0) throw new UsageError({ message: `Unexpected argument "${extra[0]}"` });
+        const publicKey =
+          options.licensePublicKey === undefined ? {} : { publicKey: options.licensePublicKey };
+        if (action === 'install') {
+          if (file === undefined || file.trim() === '')
+            throw new UsageError({
+              message: 'license install needs the license file: svc license install <file>',
+            });
+          // Checked before the store is opened: a bad file changes nothing and waits for nothing.
+          const result = await checkLicenseFile(file, publicKey);
+          if (!result.ok) {
+            io.stderr(`${result.problem}\n`);
+            return 1;
+          }
+          await withServices(configuration, (services) =>
+            storeLicense(services.database.database, result, 'svc license install'),
+          );
+          const { license } = result;
+          io.stdout(
+            values.json
+              ? `${JSON.stringify({ licenseId: license.id, organization: license.organization, plan: license.plan, issuedAt: license.issuedAt, expiresAt: license.expiresAt, limits: result.standing.limits })}\n`
+              : `Installed license ${license.id} for ${license.organization}: the ${license.plan} plan until ${license.expiresAt}.\n`,
+          );
+          return 0;
+        }
+        if (action === 'show' && file === undefined) {
+          const standing = await withServices(configuration, (services) =>
+            deploymentLicense(services.database.database, publicKey),
+          );
+          io.stdout(
+            values.json
+              ? `${JSON.stringify(standing)}\n`
+              : [
+                  standing.license === undefined
+                    ? `No valid license (${standing.status}): the ${standing.plan} plan.`
+                    : `License ${standing.license.id} for ${standing.license.organization} (${standing.status}): the ${standing.plan} plan; expires ${standing.license.expiresAt}.`,
+                  ...(standing.warning === undefined ? [] : [`Warning: ${standing.warning}`]),
+                  '',
+                ].join('\n'),
+          );
+          return 0;
+        }
+        throw new UsageError({ message: 'license takes install <file> or show' });
       }
       default:
         throw new UsageError({ message: `Unknown command "${command}"` });

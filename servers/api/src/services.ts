@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Kysely } from 'kysely';
@@ -40,6 +41,8 @@ export interface Services {
   database: DatabaseHandle;
   blobStore: BlobStore;
   masterKey: MasterKey;
+  /** The key licenses are verified with; absent: the one the server ships with (tests pass theirs). */
+  licensePublicKey?: KeyObject;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -14,6 +14,7 @@ import { createFileBlobStore } from '../src/platform/blob-store/index.ts';
 import { type Configuration, loadConfiguration } from '../src/platform/config.ts';
 import { loadMasterKey } from '../src/platform/crypto/index.ts';
 import type { Project } from '../src/platform/database/tables/projects.table.ts';
+import type { Services } from '../src/services.ts';
 import { type Engine, openTestDatabase, type TestDatabase } from './test-database.ts';
 
 /** A project with an API token, as a test client sees it. */
@@ -52,6 +53,7 @@ export async function createTestApp(
   engine: Engine,
   fastifyOptions: FastifyServerOptions = { logger: false },
   environment: Record<string, string> = {},
+  extra: Pick<Services, 'licensePublicKey'> = {},
 ): Promise<TestApp> {
   const dataDirectory = await mkdtemp(join(tmpdir(), 'svc-app-'));
   const configuration = loadConfiguration({
@@ -73,7 +75,7 @@ export async function createTestApp(
   const database = await openTestDatabase(engine);
   const blobStore = createFileBlobStore({ directory: join(dataDirectory, 'blobs') });
   const masterKey = await loadMasterKey({ dataDirectory });
-  const app = await buildApp({ configuration, database, blobStore, masterKey }, fastifyOptions);
+  const app = await buildApp({ configuration, database, blobStore, masterKey, ...extra }, fastifyOptions);
 
   async function createTestProject(
     name = 'Test project',

@@ -100,6 +100,27 @@ export interface Configuration {
    * settings.
    */
   ai?: { baseUrl: string; model: string; apiKey?: string };
+  /**
+   * Stripe billing (`SVC_STRIPE_SECRET_KEY`, `SVC_STRIPE_WEBHOOK_SECRET`, `SVC_STRIPE_PRICES`,
+   * `SVC_STRIPE_METER_EVENTS`, `SVC_STRIPE_API_BASE`). Absent: no billing provider (`none`), each
+   * organization's plan comes from the deployment's license. The billing module checks the plan
+   * names.
+   */
+  stripe?: StripeConfiguration;
+}
+
+/** The Stripe settings: secrets never leave the process (see {@link describeConfiguration}). */
+export interface StripeConfiguration {
+  /** `sk_…` or a restricted `rk_…` key. */
+  secretKey: string;
+  /** `whsec_…`: the webhook endpoint's signing secret. */
+  webhookSecret: string;
+  /** Price id (`price_…`) by plan name, from `SVC_STRIPE_PRICES=team:price_1,business:price_2`. */
+  prices: Record<string, string>;
+  /** Meter event name by usage metric, from `SVC_STRIPE_METER_EVENTS=sessions:svc_sessions`. */
+  meterEvents: Record<string, string>;
+  /** Where Stripe's API answers (default `https://api.stripe.com`; a proxy or a test stand-in). */
+  apiBase: string;
 }
 
 const configurationErrorMarker = Symbol.for('@svc/api.ConfigurationError');
@@ -247,6 +268,48 @@ const environmentSchema = z.object({
   ),
   SVC_AI_MODEL: optionalText.pipe(z.string().max(200).optional()),
   SVC_AI_API_KEY: optionalText.pipe(z.string().max(4096).optional()),
+  SVC_STRIPE_SECRET_KEY: optionalText.pipe(
+    z
+      .string()
+      .regex(/^(sk|rk)_[A-Za-z0-9_]+$/, 'must be a Stripe secret key (sk_…) or restricted key (rk_…)')
+      .max(512)
+      .optional(),
+  ),
+  SVC_STRIPE_WEBHOOK_SECRET: optionalText.pipe(
+    z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/=_-]+$/, "must be the webhook endpoint's signing secret (whsec_…)")
+      .max(512)
+      .optional(),
+  ),
+  SVC_STRIPE_PRICES: optionalText.pipe(
+    z
+      .string()
+      .max(4096)
+      .regex(
+        /^[a-z]+:price_[A-Za-z0-9_]+(\s*,\s*[a-z]+:price_[A-Za-z0-9_]+)*$/,
+        'must be plan:price_id pairs, comma-separated, e.g. team:price_123,business:price_456',
+      )
+      .optional(),
+  ),
+  SVC_STRIPE_METER_EVENTS: optionalText.pipe(
+    z
+      .string()
+      .max(4096)
+      .regex(
+        /^[a-z_]+:[A-Za-z0-9_.-]+(\s*,\s*[a-z_]+:[A-Za-z0-9_.-]+)*$/,
+        'must be metric:event_name pairs, comma-separated, e.g. sessions:svc_sessions,ai_tokens:svc_ai_tokens',
+      )
+      .optional(),
+  ),
+  SVC_STRIPE_API_BASE: optionalText.pipe(
+    z
+      .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL, e.g. https://api.stripe.com' })
+      .refine((value) => ['', '/'].includes(new URL(value).pathname) && new URL(value).search === '', {
+        message: 'must be a scheme, host and port only, e.g. http://127.0.0.1:12111',
+      })
+      .optional(),
+  ),
   SVC_LOG_LEVEL: optionalText
     .default('info')
     .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
@@ -339,6 +402,26 @@ export function loadConfiguration(environment: Record<string, string | undefined
   if (settings.SVC_AI_API_KEY !== undefined && settings.SVC_AI_BASE_URL === undefined) {
     problems.push('SVC_AI_API_KEY: set SVC_AI_BASE_URL and SVC_AI_MODEL too');
   }
+  const stripeExtras = [
+    'SVC_STRIPE_WEBHOOK_SECRET',
+    'SVC_STRIPE_PRICES',
+    'SVC_STRIPE_METER_EVENTS',
+    'SVC_STRIPE_API_BASE',
+  ] as const;
+  if (settings.SVC_STRIPE_SECRET_KEY === undefined) {
+    for (const name of stripeExtras)
+      if (settings[name] !== undefined)
+        problems.push(`${name}: set SVC_STRIPE_SECRET_KEY too (it turns Stripe billing on)`);
+  } else {
+    if (settings.SVC_STRIPE_WEBHOOK_SECRET === undefined)
+      problems.push(
+        'SVC_STRIPE_WEBHOOK_SECRET: required with SVC_STRIPE_SECRET_KEY (the signing secret of the webhook endpoint /v1/billing/stripe/webhook; without it plans never change)',
+      );
+    if (settings.SVC_STRIPE_PRICES === undefined)
+      problems.push(
+        'SVC_STRIPE_PRICES: required with SVC_STRIPE_SECRET_KEY, e.g. team:price_123,business:price_456',
+      );
+  }
   if (problems.length > 0) throw new ConfigurationError({ problems });
 
   const port = settings.PORT;
@@ -394,7 +477,30 @@ export function loadConfiguration(environment: Record<string, string | undefined
       ...(settings.SVC_AI_API_KEY === undefined ? {} : { apiKey: settings.SVC_AI_API_KEY }),
     };
   }
+  if (
+    settings.SVC_STRIPE_SECRET_KEY !== undefined &&
+    settings.SVC_STRIPE_WEBHOOK_SECRET !== undefined &&
+    settings.SVC_STRIPE_PRICES !== undefined
+  ) {
+    configuration.stripe = {
+      secretKey: settings.SVC_STRIPE_SECRET_KEY,
+      webhookSecret: settings.SVC_STRIPE_WEBHOOK_SECRET,
+      prices: parsePairs(settings.SVC_STRIPE_PRICES),
+      meterEvents: parsePairs(settings.SVC_STRIPE_METER_EVENTS),
+      apiBase: (settings.SVC_STRIPE_API_BASE ?? 'https://api.stripe.com').replace(/\/+$/, ''),
+    };
+  }
   return configuration;
+}
+
+/** `a:1, b:2` → `{ a: '1', b: '2' }` (the format was checked by the schema). */
+function parsePairs(text: string | undefined): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    const [name, value] = pair.split(':').map((part) => part.trim());
+    if (name !== undefined && name !== '' && value !== undefined) pairs[name] = value;
+  }
+  return pairs;
 }
 
 function formatHost(host: string): string {
@@ -449,6 +555,17 @@ export function describeConfiguration(configuration: Configuration): Record<stri
             baseUrl: redactUrl(configuration.ai.baseUrl),
             model: configuration.ai.model,
             ...(configuration.ai.apiKey === undefined ? {} : { apiKey: '[from SVC_AI_API_KEY]' }),
+          },
+        }),
+    ...(configuration.stripe === undefined
+      ? {}
+      : {
+          stripe: {
+            secretKey: '[from SVC_STRIPE_SECRET_KEY]',
+            webhookSecret: '[from SVC_STRIPE_WEBHOOK_SECRET]',
+            prices: configuration.stripe.prices,
+            meterEvents: configuration.stripe.meterEvents,
+            apiBase: configuration.stripe.apiBase,
           },
         }),
   };

@@ -30,6 +30,7 @@ import * as aiJobs from './migrations/2026-12-14-ai-jobs.ts';
 import * as aiReports from './migrations/2026-12-14-ai-reports.ts';
 import * as aiSettings from './migrations/2026-12-15-ai-settings.ts';
 import * as search from './migrations/2026-12-16-search.ts';
+import * as billing from './migrations/2026-12-17-billing.ts';
 import * as usage from './migrations/2026-12-18-usage.ts';
 
 /**
@@ -67,6 +68,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-14-ai-reports': aiReports,
   '2026-12-15-ai-settings': aiSettings,
   '2026-12-16-search': search,
+  '2026-12-17-billing': billing,
   '2026-12-18-usage': usage,
 };
 

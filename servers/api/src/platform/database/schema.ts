@@ -17,6 +17,11 @@ import type {
   AssetProgressTable,
   SessionAssetsTable,
 } from './tables/assets.table.ts';
+import type {
+  BillingAccountsTable,
+  BillingEventsTable,
+  DeploymentLicenseTable,
+} from './tables/billing.table.ts';
 import type { CallProgressTable, CallSeriesPiecesTable } from './tables/call-progress.table.ts';
 import type { CallFindingsTable, CallItemsTable, CallsTable, CallTracksTable } from './tables/calls.table.ts';
 import type { ChunksTable } from './tables/chunks.table.ts';
@@ -115,4 +120,7 @@ export interface Database {
   usage_thresholds: UsageThresholdsTable;
   ai_usage: AiUsageTable;
   ai_feedback: AiFeedbackTable;
+  deployment_license: DeploymentLicenseTable;
+  billing_accounts: BillingAccountsTable;
+  billing_events: BillingEventsTable;
 }
