@@ -6,6 +6,7 @@ import { createExplainJobHandlers } from './modules/ai/explain-jobs.ts';
 import { type AiJobWorker, createAiJobWorker } from './modules/ai/job-worker.ts';
 import { releaseAiJobLeases } from './modules/ai/jobs.ts';
 import { type AssetWorker, createAssetWorker } from './modules/assets/index.ts';
+import { organizationPlan } from './modules/billing/index.ts';
 import { createFactsWorker, createRegressionWorker, type FactsWorker } from './modules/insights/index.ts';
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
@@ -204,8 +205,21 @@ export const servicesPlugin = fastifyPlugin(
           await releaseAiJobLeases(services.database.database);
         aiJobWorker.start();
       });
-    // The plan's caps: none until billing (the license, the provider) says otherwise.
-    const planCaps: PlanCaps = async () => NO_CAPS;
+    // The plan's caps: the subscription's, else the license's, else the free plan's; none on a
+    // self-hosted deployment that has neither a license nor a billing provider (servers/api/README.md,
+    // Usage and caps).
+    const planCaps: PlanCaps = async (organizationId) => {
+      const plan = await organizationPlan(services.database.database, organizationId, {
+        ...(services.licensePublicKey === undefined ? {} : { publicKey: services.licensePublicKey }),
+      });
+      if (plan.source === 'free' && plan.warning === undefined && services.configuration.stripe === undefined)
+        return NO_CAPS;
+      return {
+        sessions: plan.limits.sessionsPerMonth,
+        storedBytes: plan.limits.storedBytes,
+        aiTokens: plan.limits.aiTokensPerMonth,
+      };
+    };
     fastify.decorate('usagePlanCaps', planCaps);
     const usageGate = createUsageGate({
       database: services.database.database,

@@ -31,6 +31,11 @@ export interface ChunkIndexWriterOptions {
    * after each commit and before any chunk of it is answered.
    */
   flush?: () => Promise<void>;
+  /**
+   * Meter the batches (usage: sessions started, chunks, bytes; see `indexChunks`). Default true;
+   * false only for the benchmark's baseline (`pnpm bench`, metering on against off).
+   */
+  metered?: boolean;
 }
 
 /**
@@ -169,7 +174,9 @@ export function createChunkIndexWriter(options: ChunkIndexWriterOptions): ChunkI
     try {
       // Two batches with chunks of the same sessions may deadlock on PostgreSQL (the sub-statements
       // of one statement lock rows in no set order): the one aborted runs again.
-      stored = await retryTransientConflicts(() => indexChunks(database, records));
+      stored = await retryTransientConflicts(() =>
+        indexChunks(database, records, { metered: options.metered ?? true }),
+      );
     } finally {
       release();
     }

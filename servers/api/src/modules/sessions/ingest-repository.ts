@@ -201,6 +201,7 @@ function severityRank(column: RawBuilder<unknown>): RawBuilder<number> {
 export async function recordChunks(
   transaction: Transaction<Database>,
   records: readonly ChunkRecord[],
+  options: { metered?: boolean } = {},
 ): Promise<Set<string>> {
   if (records.length === 0) return new Set();
   // Rows are written in key order, so concurrent batches on PostgreSQL lock them in the same order.
@@ -234,7 +235,7 @@ export async function recordChunks(
       }
     }
   }
-  await meterChunks(transaction, fresh, started);
+  if (options.metered ?? true) await meterChunks(transaction, fresh, started);
 
   const signals = fresh.sort(byKey).flatMap((record) =>
     record.summary.signals.map((signal) => ({
@@ -492,7 +493,10 @@ const identifiers = (columns: readonly string[], table?: string) =>
  * be written only once per statement: batches with a session twice go through
  * {@link recordChunks}.
  */
-function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blob_key: string }> {
+function distinctSessionsStatement(
+  batch: RawBuilder<unknown>,
+  metered: boolean,
+): RawBuilder<{ blob_key: string }> {
   const sessionsOf = (identified: boolean) => sql`
     insert into sessions (${identifiers(SESSION_COLUMNS)})
     select ${identifiers(SESSION_COLUMNS, 'row')}
@@ -531,19 +535,7 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
     processing_jobs as (${PROCESSING_JOBS_UPSERT}),
     insight_jobs as (${INSIGHT_JOBS_UPSERT}),
     asset_jobs as (${ASSET_JOBS_UPSERT}),
-    usage as (${meterStatement(
-      sql`
-        select fresh.project_id, coalesce(max(started.sessions), 0), count(*), sum(fresh.received_bytes),
-          sum(fresh.stored_bytes)
-        from fresh left join (
-          select project_id, count(*) as sessions
-          from (select project_id, chunk_count from identified_sessions
-                union all select project_id, chunk_count from other_sessions) as upserted
-          where chunk_count = 1 group by project_id
-        ) as started on started.project_id = fresh.project_id
-        group by fresh.project_id`,
-      INGEST_METRICS,
-    )}),
+    ${metered ? sql`usage as (${usageStatement()}),` : sql``}
     signals as (
       insert into session_signals (project_id, session_id, seq, ${identifiers(SIGNAL_COLUMNS)})
       select fresh.project_id, fresh.session_id, fresh.seq, ${identifiers(SIGNAL_COLUMNS, 'signal')}
@@ -555,6 +547,26 @@ function distinctSessionsStatement(batch: RawBuilder<unknown>): RawBuilder<{ blo
     )
     select blob_key from inserted
   `;
+}
+
+/**
+ * The `usage` CTE of {@link distinctSessionsStatement}: sessions created (their row's first
+ * chunk), chunks and bytes of the batch's new chunks, per project.
+ */
+function usageStatement(): RawBuilder<unknown> {
+  return meterStatement(
+    sql`
+        select fresh.project_id, coalesce(max(started.sessions), 0), count(*), sum(fresh.received_bytes),
+          sum(fresh.stored_bytes)
+        from fresh left join (
+          select project_id, count(*) as sessions
+          from (select project_id, chunk_count from identified_sessions
+                union all select project_id, chunk_count from other_sessions) as upserted
+          where chunk_count = 1 group by project_id
+        ) as started on started.project_id = fresh.project_id
+        group by fresh.project_id`,
+    INGEST_METRICS,
+  );
 }
 
 /** One row of the batch parameter of {@link distinctSessionsStatement}. */
@@ -572,8 +584,14 @@ function distinctSessionsInput(record: ChunkRecord) {
   };
 }
 
-/** The statement's SQL per database: it is the same for every batch, so it is compiled once. */
-const distinctSessionsSql = new WeakMap<Kysely<Database>, string>();
+/**
+ * The statement's SQL per database, metered and not: it is the same for every batch, so it is
+ * compiled once.
+ */
+const distinctSessionsSql = {
+  metered: new WeakMap<Kysely<Database>, string>(),
+  unmetered: new WeakMap<Kysely<Database>, string>(),
+};
 
 /**
  * Indexes a batch in which every session appears once, in one statement: atomic by itself, so
@@ -582,13 +600,15 @@ const distinctSessionsSql = new WeakMap<Kysely<Database>, string>();
 async function recordDistinctSessions(
   database: Kysely<Database>,
   records: readonly ChunkRecord[],
+  metered: boolean,
 ): Promise<Set<string>> {
-  let text = distinctSessionsSql.get(database);
+  const cache = metered ? distinctSessionsSql.metered : distinctSessionsSql.unmetered;
+  let text = cache.get(database);
   if (text === undefined) {
-    const compiled = distinctSessionsStatement(sql.val('[]')).compile(database);
+    const compiled = distinctSessionsStatement(sql.val('[]'), metered).compile(database);
     if (compiled.parameters.length !== 1) throw new Error('The batch statement must have one parameter');
-    text = `${preparedStatement('svc_index_chunks')}\n${compiled.sql}`;
-    distinctSessionsSql.set(database, text);
+    text = `${preparedStatement(metered ? 'svc_index_chunks' : 'svc_index_chunks_unmetered')}\n${compiled.sql}`;
+    cache.set(database, text);
   }
   const { rows } = await database.executeQuery<{ blob_key: string }>(
     CompiledQuery.raw(text, [JSON.stringify(records.map(distinctSessionsInput))]),
@@ -599,7 +619,9 @@ async function recordDistinctSessions(
 /**
  * Indexes a batch of chunks whose blobs are durable, atomically: in one statement when every
  * session appears once in the batch (the usual case), else in a transaction of
- * {@link recordChunks}. Same result either way.
+ * {@link recordChunks}. Same result either way. The batch is metered (usage: sessions started,
+ * chunks, bytes) in the same statement or transaction; `metered: false` only for the benchmark's
+ * baseline.
  *
  * @returns the blob keys of the records that were new (and are now indexed).
  *
@@ -611,8 +633,10 @@ async function recordDistinctSessions(
 export async function indexChunks(
   database: Kysely<Database>,
   records: readonly ChunkRecord[],
+  options: { metered?: boolean } = {},
 ): Promise<Set<string>> {
+  const metered = options.metered ?? true;
   const sessions = new Set(records.map((record) => `${record.projectId}/${record.chunk.sessionId}`));
-  if (sessions.size === records.length) return recordDistinctSessions(database, records);
-  return database.transaction().execute((transaction) => recordChunks(transaction, records));
+  if (sessions.size === records.length) return recordDistinctSessions(database, records, metered);
+  return database.transaction().execute((transaction) => recordChunks(transaction, records, { metered }));
 }

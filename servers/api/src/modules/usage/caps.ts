@@ -14,7 +14,7 @@ export const NO_CAPS: Caps = { sessions: null, storedBytes: null, aiTokens: null
 export type PlanCaps = (organizationId: string) => Promise<Caps>;
 
 /** The thresholds of a cap that send `usage.threshold`, in percent. */
-export const THRESHOLDS = [80, 100] as const;
+const THRESHOLDS = [80, 100] as const;
 
 /**
  * How long after a cap is reached the sessions that had started before may still send chunks:
@@ -23,7 +23,7 @@ export const THRESHOLDS = [80, 100] as const;
 export const SESSION_GRACE_MS = 60 * 60_000;
 
 /** What an organization used this month of each capped metric (stored bytes: what is stored now). */
-export type CappedUsage = Record<CappedMetric, number>;
+type CappedUsage = Record<CappedMetric, number>;
 
 /** An organization's own caps (`PATCH /v1/orgs/{orgId}/billing/caps`); none set: {@link NO_CAPS}. */
 export async function readCaps(executor: Executor, organizationId: string): Promise<Caps> {
@@ -59,11 +59,7 @@ export function effectiveCaps(own: Caps, plan: Caps): Caps {
  * What the organization used of each capped metric: sessions and AI tokens in the UTC month of
  * `at`, stored bytes over all time (what is stored now: deletions are metered as negative).
  */
-export async function cappedUsage(
-  executor: Executor,
-  organizationId: string,
-  at: Date,
-): Promise<CappedUsage> {
+async function cappedUsage(executor: Executor, organizationId: string, at: Date): Promise<CappedUsage> {
   const row = await executor
     .selectFrom('usage_daily')
     .select([
@@ -85,7 +81,7 @@ export async function cappedUsage(
 }
 
 /** One capped metric's state. */
-export interface MetricState {
+interface MetricState {
   used: number;
   cap: number | null;
   /** `used` in percent of `cap` (rounded down); null without a cap. */

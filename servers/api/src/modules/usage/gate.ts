@@ -13,13 +13,13 @@ import {
 import { monthOf } from './metrics.ts';
 
 /** How long a process trusts an organization's cap state before reading it again. */
-export const CAP_STATE_TTL_MS = 10_000;
+const CAP_STATE_TTL_MS = 10_000;
 
 /** How often the threshold sweep looks at every organization that used something this month. */
 const SWEEP_EVERY_MS = 60_000;
 
 /** What {@link UsageGate.admitChunk} decided. */
-export type ChunkAdmission =
+type ChunkAdmission =
   | { admitted: true }
   | { admitted: false; reason: string; retryAfterSeconds: number; metric: 'sessions' | 'storedBytes' };
 

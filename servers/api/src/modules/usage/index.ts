@@ -4,7 +4,7 @@
 // that does metered work after. Other modules import this module only through this file
 // (servers/api/README.md, Layout).
 
-export { aiTokenCapReached, type Caps, NO_CAPS, type PlanCaps, type ThresholdReached } from './caps.ts';
+export { aiTokenCapReached, NO_CAPS, type PlanCaps } from './caps.ts';
 export { usageThresholdEvent } from './events.ts';
-export { type ChunkAdmission, createUsageGate, type UsageGate } from './gate.ts';
+export { createUsageGate, type UsageGate } from './gate.ts';
 export { meter, meterStatement } from './meter.ts';

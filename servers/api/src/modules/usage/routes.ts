@@ -189,6 +189,8 @@ export default async function usageRoutes(fastify: FastifyInstance) {
       const { orgId } = request.params;
       const membership = membershipOf(request);
       const change = request.body;
+      // Read before the transaction: on the embedded store it holds the one connection.
+      const plan = await fastify.usagePlanCaps(orgId);
       await database.transaction().execute(async (transaction) => {
         const current = await readCaps(transaction, orgId);
         const next: Caps = {
@@ -210,7 +212,6 @@ export default async function usageRoutes(fastify: FastifyInstance) {
           )
           .execute();
         // A changed cap is a new cap: its thresholds of this month are armed again.
-        const plan = await fastify.usagePlanCaps(orgId);
         const before = effectiveCaps(current, plan);
         const after = effectiveCaps(next, plan);
         const changed = (Object.keys(CAPPED_METRICS) as CappedMetric[]).filter(

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectJson, type Json } from '../../../test/http.ts';
@@ -7,6 +8,9 @@ import { createTestApp, type TestApp, type TestProject } from '../../../test/tes
 import { ENGINES } from '../../../test/test-database.ts';
 import { accountsClient, PASSWORD } from '../accounts/accounts.fixture.ts';
 import { modelAccess, recordUsage } from '../ai/model.ts';
+import { planLimits } from '../billing/index.ts';
+import { signLicense } from '../billing/license.ts';
+import { storeLicense } from '../billing/license-store.ts';
 import { addPerson } from '../orgs/index.ts';
 import { createUsageGate, NO_CAPS } from './index.ts';
 
@@ -440,5 +444,73 @@ describe.each(ENGINES)('usage and caps on %s', (engine) => {
       percent: expect.any(Number),
     });
     expect(await planned.admitChunk(project, newSessionId())).toMatchObject({ admitted: false });
+  });
+});
+
+describe.each(ENGINES)("the plan's caps on %s", (engine) => {
+  // The server's wiring of the plan into the caps: none on a deployment with neither a license nor
+  // a billing provider; the license's plan once one is installed; the free plan's when it is forged.
+  const issuer = generateKeyPairSync('ed25519');
+  const stranger = generateKeyPairSync('ed25519');
+  let test: TestApp;
+  const { send, signedIn } = accountsClient(
+    () => test,
+    () => smtp,
+    engine === 'pglite' ? '10.73' : '10.74',
+  );
+  beforeAll(async () => {
+    test = await createTestApp(
+      engine,
+      { logger: false },
+      { SVC_SMTP_URL: smtp.url },
+      { licensePublicKey: issuer.publicKey },
+    );
+  });
+  afterAll(async () => {
+    await test?.close();
+  });
+
+  it('none without a license; the license plan; the free plan for a forged one', async () => {
+    const owner = await signedIn(`plan-owner-${engine}@example.com`);
+    const as = { cookie: owner.cookie, csrf: owner.csrf };
+    const orgId = expectJson(await send('POST', '/v1/orgs', { name: 'Planned' }, as), 201).id as string;
+    const caps = async () =>
+      expectJson(await send('GET', `/v1/orgs/${orgId}/usage`, undefined, as), 200).month.caps;
+    expect(await caps()).toEqual(NO_CAPS);
+
+    const payload = {
+      id: 'lic_01USAGE',
+      organization: 'Planned Ltd',
+      plan: 'team' as const,
+      issuedAt: new Date(Date.now() - 86_400_000).toISOString(),
+      expiresAt: new Date(Date.now() + 300 * 86_400_000).toISOString(),
+    };
+    await storeLicense(
+      test.database.database,
+      { text: signLicense(payload, issuer.privateKey), license: payload },
+      'test',
+    );
+    const team = planLimits('team');
+    expect(await caps()).toEqual({
+      sessions: team.sessionsPerMonth,
+      storedBytes: team.storedBytes,
+      aiTokens: team.aiTokensPerMonth,
+    });
+    // The organization's own cap below the plan's wins.
+    expectJson(await send('PATCH', `/v1/orgs/${orgId}/billing/caps`, { sessions: 10 }, as), 200);
+    expect((await caps()).sessions).toBe(10);
+
+    const forged = { ...payload, id: 'lic_01FORGED', plan: 'enterprise' as const };
+    await storeLicense(
+      test.database.database,
+      { text: signLicense(forged, stranger.privateKey), license: forged },
+      'test',
+    );
+    const free = planLimits('free');
+    expect(await caps()).toEqual({
+      sessions: 10,
+      storedBytes: free.storedBytes,
+      aiTokens: free.aiTokensPerMonth,
+    });
   });
 });
