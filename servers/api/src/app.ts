@@ -57,6 +57,7 @@ import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
 import sourcemapRoutes from './modules/sourcemaps/routes.ts';
 import otlpRoutes, { sessionTraceRoutes } from './modules/traces/routes.ts';
+import { createUsageReporter } from './modules/usage/index.ts';
 import usageRoutes from './modules/usage/routes.ts';
 import type { Database } from './platform/database/schema.ts';
 import type { Project } from './platform/database/tables/projects.table.ts';
@@ -137,6 +138,17 @@ async function app(fastify: FastifyInstance, services: Services) {
         : (await import('./modules/billing/stripe-provider.ts')).createStripeProvider(stripe),
     licensePublicKey: services.licensePublicKey,
   });
+  // Each ended day's usage to Stripe's meters (the metrics of SVC_STRIPE_METER_EVENTS), hourly.
+  if (stripe !== undefined && services.configuration.usageWorker) {
+    const reporter = createUsageReporter({
+      database: fastify.database,
+      report: billing.reportUsage,
+      metrics: Object.keys(stripe.meterEvents),
+      log: fastify.log.child({ worker: 'usage-reports' }),
+    });
+    fastify.addHook('onReady', async () => reporter.start());
+    fastify.addHook('onClose', async () => reporter.stop());
+  }
   await fastify.register(billingRoutes, { prefix: '/v1/orgs', billing }); // /v1/orgs/{orgId}/billing…
   await fastify.register(licenseRoutes, { prefix: '/v1', billing }); // /v1/license
   // Stripe's events; each change emits billing.event to the organization's projects (notifications).

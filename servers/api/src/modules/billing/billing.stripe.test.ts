@@ -4,6 +4,7 @@ import { type StripeStandIn, startStripeStandIn } from '../../../test/stripe-sta
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { ConfigurationError, describeConfiguration, loadConfiguration } from '../../platform/config.ts';
+import { reportEndedDays } from '../usage/index.ts';
 import {
   type Billing,
   createBilling,
@@ -342,6 +343,70 @@ describe.each(ENGINES)('billing with Stripe, on %s', (engine) => {
       reported: false,
       reason: 'billing is not configured on this deployment',
     });
+  });
+
+  it("the usage reporter sends each ended day's totals once, per configured meter, timed at the day's end", async () => {
+    const database = test.database.database;
+    const billing = createBilling({
+      database,
+      provider: createStripeProvider(
+        test.configuration.stripe as NonNullable<typeof test.configuration.stripe>,
+      ),
+    });
+    const other = await test.createProject('Reporter, no customer');
+    const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+    const row = (projectId: string, organizationId: string, daysAgo: number, sessions: number) => ({
+      project_id: projectId,
+      day: day(daysAgo),
+      organization_id: organizationId,
+      sessions,
+      ai_tokens: 500,
+      stored_bytes: 1_000_000,
+    });
+    await database
+      .insertInto('usage_daily')
+      .values([
+        row(test.first.project.id, orgId, 2, 40),
+        row(test.first.project.id, orgId, 1, 25),
+        // Today is not over: not reported yet.
+        row(test.first.project.id, orgId, 0, 7),
+        row(other.project.id, other.project.organization_id, 1, 3),
+      ])
+      .onConflict((conflict) =>
+        conflict.columns(['project_id', 'day']).doUpdateSet((update) => ({
+          sessions: update.ref('excluded.sessions'),
+          ai_tokens: update.ref('excluded.ai_tokens'),
+          stored_bytes: update.ref('excluded.stored_bytes'),
+        })),
+      )
+      .execute();
+    const before = new Set(stripe.meterEvents.keys());
+    const run = () =>
+      reportEndedDays({
+        database,
+        report: billing.reportUsage,
+        // Stored bytes is a level, never reported as usage, even when given a meter.
+        metrics: ['sessions', 'stored_bytes'],
+        log: test.app.log,
+      });
+    expect(await run()).toBe(2);
+    const sent = [...stripe.meterEvents.values()].filter((event) => !before.has(event.identifier as string));
+    expect(
+      sent.map((event) => [event.identifier, event.event_name, (event.payload as { value: string }).value]),
+    ).toEqual([
+      [`${orgId}:sessions:${day(2)}`, 'svc_sessions', '40'],
+      [`${orgId}:sessions:${day(1)}`, 'svc_sessions', '25'],
+    ]);
+    expect(sent[1]?.timestamp).toBe(Date.parse(`${day(1)}T23:59:59Z`) / 1000);
+    // Again: nothing more is sent; the organization without a customer was skipped, and recorded.
+    expect(await run()).toBe(0);
+    expect(stripe.meterEvents.size).toBe(before.size + 2);
+    const skipped = await database
+      .selectFrom('usage_reports')
+      .select(['status', 'reason'])
+      .where('organization_id', '=', other.project.organization_id)
+      .execute();
+    expect(skipped).toEqual([{ status: 'skipped', reason: expect.stringMatching(/no stripe customer/) }]);
   });
 
   it("takes a paid subscription's plan over the license and the free plan", async () => {

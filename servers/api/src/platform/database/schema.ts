@@ -60,7 +60,12 @@ import type { SessionsTable } from './tables/sessions.table.ts';
 import type { ShareLinksTable } from './tables/share-links.table.ts';
 import type { SourcemapFilesTable } from './tables/sourcemaps.table.ts';
 import type { LogRecordsTable, SpansTable } from './tables/traces.table.ts';
-import type { UsageCapsTable, UsageDailyTable, UsageThresholdsTable } from './tables/usage.table.ts';
+import type {
+  UsageCapsTable,
+  UsageDailyTable,
+  UsageReportsTable,
+  UsageThresholdsTable,
+} from './tables/usage.table.ts';
 
 /** Every table the server reads and writes, for `Kysely<Database>`. */
 export interface Database {
@@ -118,6 +123,7 @@ export interface Database {
   usage_daily: UsageDailyTable;
   usage_caps: UsageCapsTable;
   usage_thresholds: UsageThresholdsTable;
+  usage_reports: UsageReportsTable;
   ai_usage: AiUsageTable;
   ai_feedback: AiFeedbackTable;
   deployment_license: DeploymentLicenseTable;

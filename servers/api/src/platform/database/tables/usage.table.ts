@@ -40,3 +40,14 @@ export interface UsageThresholdsTable {
   cap: BigintColumn;
   reached_at: ColumnType<Date, Date | undefined, never>;
 }
+
+/** A day's total of a metric sent to the billing provider (or skipped), once. */
+export interface UsageReportsTable {
+  organization_id: string;
+  day: ColumnType<Date, string, string>;
+  metric: string;
+  quantity: BigintColumn;
+  status: 'reported' | 'skipped';
+  reason: string | null;
+  reported_at: ColumnType<Date, Date | undefined, never>;
+}
