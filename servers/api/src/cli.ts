@@ -2,9 +2,18 @@ import type { KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { Transaction } from 'kysely';
 import { resetPassword } from './modules/accounts/index.ts';
 import { checkLicenseFile, deploymentLicense, storeLicense } from './modules/billing/license-store.ts';
-import { addPerson } from './modules/orgs/index.ts';
+import { notifySecurityEvent } from './modules/notifications/index.ts';
+import {
+  addPerson,
+  BREAK_GLASS_ROLES,
+  type BreakGlassGrant,
+  grantBreakGlass,
+  MAX_BREAK_GLASS_HOURS,
+  ownerAddresses,
+} from './modules/orgs/index.ts';
 import { ROLES } from './modules/orgs/roles.ts';
 import { createProcessingWorker, queueReprocessing } from './modules/processing/index.ts';
 import { createApiTokenRecord } from './modules/projects/api-tokens.ts';
@@ -26,7 +35,9 @@ import {
 } from './platform/crypto/index.ts';
 import { DataDirectoryLockedError } from './platform/data-directory-lock.ts';
 import { migrateToLatest } from './platform/database/migrate.ts';
+import type { Database } from './platform/database/schema.ts';
 import { createLineLogger } from './platform/line-logger.ts';
+import { composeMessage, createMailer } from './platform/mail/index.ts';
 
 const USAGE = `Usage: svc <command> [options]
 
@@ -53,6 +64,13 @@ Commands:
                                            set a person's password (and end their sessions), or
                                            without --password print a one-time link to set one
                                            (1 hour)
+  break-glass --org <id> --email <address> --reason <why> [--hours <n>] [--role <role>] [--json]
+                                           give an operator temporary access to an organization's
+                                           data (default 1 hour, at most ${MAX_BREAK_GLASS_HOURS}; role viewer,
+                                           member or admin, default viewer): audited, and announced
+                                           to the organization (security.break_glass) and mailed to
+                                           its owners; an operator without an account gets one and
+                                           a one-time sign-in link
   reprocess-calls [--project <id>] [--json]
                                            recompute every call (of one project) from its stored
                                            items, with the current detector thresholds
@@ -122,6 +140,62 @@ async function withServices<Result>(
   }
 }
 
+/** The break-glass grant's `security.break_glass`, to each project of the organization, in its transaction. */
+async function announceBreakGlass(
+  transaction: Transaction<Database>,
+  grant: BreakGlassGrant,
+  appUrl: string,
+): Promise<void> {
+  const projects = await transaction
+    .selectFrom('projects')
+    .select(['id', 'organization_id'])
+    .where('organization_id', '=', grant.organization.id)
+    .where('deleted_at', 'is', null)
+    .execute();
+  for (const project of projects)
+    await notifySecurityEvent(transaction, project, breakGlassEvent(grant, appUrl), new Date());
+}
+
+function breakGlassEvent(grant: BreakGlassGrant, appUrl: string) {
+  return {
+    type: 'security.break_glass' as const,
+    data: {
+      title: `Break-glass access to ${grant.organization.name}`,
+      summary: `An operator gave ${grant.email} ${grant.role} access to the organization's data until ${grant.expiresAt} (${grant.grantedBy}). Reason: ${grant.reason}`,
+      severity: 'high' as const,
+      counts: { hours: Math.round((Date.parse(grant.expiresAt) - Date.now()) / 3_600_000) },
+      links: { members: `${appUrl}/orgs/${grant.organization.id}/members` },
+    },
+  };
+}
+
+/** Tells the organization's owners of break-glass access by e-mail (SMTP, or `.eml` files). */
+async function mailOwners(services: OpenedServices, configuration: Configuration, grant: BreakGlassGrant) {
+  const mailer = createMailer({
+    ...(configuration.smtpUrl === undefined ? {} : { smtpUrl: configuration.smtpUrl }),
+    ...(configuration.mailFrom === undefined ? {} : { from: configuration.mailFrom }),
+    appUrl: configuration.appUrl,
+    dataDirectory: configuration.dataDirectory,
+    log: { info() {} },
+  });
+  try {
+    const event = breakGlassEvent(grant, configuration.appUrl);
+    for (const owner of await ownerAddresses(services.database.database, grant.organization.id)) {
+      await mailer.send({
+        to: owner,
+        ...composeMessage({
+          subject: event.data.title,
+          paragraphs: [event.data.summary, 'Every action is in the audit trail. The access ends by itself.'],
+          action: { label: 'See the members', url: event.data.links.members },
+          footer: `You get this as an owner of ${grant.organization.name}.`,
+        }),
+      });
+    }
+  } finally {
+    mailer.close();
+  }
+}
+
 function requireOption(values: Record<string, unknown>, name: string): string {
   const value = values[name];
   if (typeof value !== 'string' || value.trim() === '')
@@ -158,6 +232,8 @@ export async function runCli(
         org: { type: 'string' },
         role: { type: 'string' },
         password: { type: 'string' },
+        reason: { type: 'string' },
+        hours: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
       strict: true,
@@ -244,6 +320,48 @@ export async function runCli(
                 ...(added.signInLink === undefined
                   ? []
                   : [`  sign in once, within an hour, with: ${added.signInLink}`]),
+                '',
+              ].join('\n'),
+        );
+        return 0;
+      }
+      case 'break-glass': {
+        const organizationId = requireOption(values, 'org');
+        const email = requireOption(values, 'email');
+        const reason = requireOption(values, 'reason');
+        const hours = values.hours === undefined ? 1 : Number(values.hours);
+        const role = (values.role ?? 'viewer') as string;
+        if (!(BREAK_GLASS_ROLES as readonly string[]).includes(role))
+          throw new UsageError({ message: `--role must be one of ${BREAK_GLASS_ROLES.join(', ')}` });
+        const granted = await withServices(configuration, async (services) => {
+          const grant = await grantBreakGlass(
+            services.database.database,
+            configuration.appUrl,
+            {
+              organizationId,
+              email,
+              reason,
+              hours,
+              role: role as (typeof BREAK_GLASS_ROLES)[number],
+              grantedBy: 'svc break-glass',
+            },
+            (transaction, grant) => announceBreakGlass(transaction, grant, configuration.appUrl),
+          );
+          if (!('problem' in grant)) await mailOwners(services, configuration, grant);
+          return grant;
+        });
+        if ('problem' in granted) {
+          io.stderr(`${granted.problem}\n`);
+          return 1;
+        }
+        io.stdout(
+          values.json
+            ? `${JSON.stringify(granted)}\n`
+            : [
+                `Granted ${granted.email} ${granted.role} access to ${granted.organization.name} (${granted.organization.id}) until ${granted.expiresAt}; audited and announced to its owners`,
+                ...(granted.signInLink === undefined
+                  ? []
+                  : [`  sign in once, within an hour, with: ${granted.signInLink}`]),
                 '',
               ].join('\n'),
         );

@@ -1,12 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cliStore } from '../../../test/cli-store.ts';
 import { captureIo } from '../../../test/process-helpers.ts';
-import { ENGINES, openTestDatabase, type TestDatabase } from '../../../test/test-database.ts';
+import { ENGINES } from '../../../test/test-database.ts';
 import { runCli } from '../../cli.ts';
-import { createDatabase } from '../../platform/database/database.ts';
 import { type LicensePayload, signLicense } from './license.ts';
 import { deploymentLicense } from './license-store.ts';
 
@@ -38,37 +38,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/**
- * A migrated store of the engine, closed, with the settings the CLI reaches it by, and a way to
- * open it again to look.
- */
+/** A migrated store of the engine for the CLI, and the license the server would read from it. */
 async function store(engine: (typeof ENGINES)[number]) {
-  const files = await mkdtemp(join(tmpdir(), 'svc-license-'));
-  cleanups.push(() => rm(files, { recursive: true, force: true }));
-  const database: TestDatabase = await openTestDatabase(engine);
-  if (engine === 'pglite') {
-    // The CLI opens `<SVC_DATA_DIR>/pglite`: the test copy is exactly that, closed first (one process).
-    const root = dirname(database.location);
-    await database.close();
-    cleanups.push(() => rm(root, { recursive: true, force: true }));
-    return {
-      files,
-      environment: { SVC_DATA_DIR: root },
-      async read() {
-        const handle = await createDatabase({ engine: 'pglite', directory: database.location });
-        try {
-          return await deploymentLicense(handle.database, { publicKey: issuer.publicKey });
-        } finally {
-          await handle.close();
-        }
-      },
-    };
-  }
-  cleanups.push(() => database.dispose());
+  const { files, environment, look } = await cliStore(engine, cleanups);
   return {
     files,
-    environment: { SVC_DATA_DIR: files, DATABASE_URL: database.location },
-    read: () => deploymentLicense(database.database, { publicKey: issuer.publicKey }),
+    environment,
+    read: () => look((database) => deploymentLicense(database, { publicKey: issuer.publicKey })),
   };
 }
 

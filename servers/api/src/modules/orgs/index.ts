@@ -3,6 +3,14 @@
 // after. Other modules import this module only through this file (servers/api/README.md, Layout).
 
 export { checkMembership, membershipOf } from './access.ts';
+export {
+  BREAK_GLASS_ROLES,
+  type BreakGlassGrant,
+  grantBreakGlass,
+  MAX_BREAK_GLASS_HOURS,
+  ownerAddresses,
+} from './break-glass.ts';
 export { createOrganization, findFirstOrganization } from './organizations.ts';
 export { type AddedPerson, addPerson, DEFAULT_OWNER_EMAIL } from './people.ts';
+export { MEMBERSHIP_IN_FORCE } from './repository.ts';
 export { scopesOfRole } from './roles.ts';

@@ -52,7 +52,13 @@ export async function addMember(
   await database
     .insertInto('organization_members')
     .values({ organization_id: organizationId, user_id: userId, role })
-    .onConflict((conflict) => conflict.columns(['organization_id', 'user_id']).doNothing())
+    // A member for good replaces break-glass access (in force or expired); a member stays as is.
+    .onConflict((conflict) =>
+      conflict
+        .columns(['organization_id', 'user_id'])
+        .doUpdateSet({ role, expires_at: null, break_glass_reason: null, updated_at: new Date() })
+        .where('organization_members.expires_at', 'is not', null),
+    )
     .execute();
 }
 
@@ -77,6 +83,9 @@ function toMembership(row: {
   return { organization, role };
 }
 
+/** A membership in force: for good, or break-glass access not expired yet. */
+export const MEMBERSHIP_IN_FORCE = sql<boolean>`(organization_members.expires_at is null or organization_members.expires_at > now())`;
+
 /** The organizations the person belongs to, oldest first. */
 export async function listMemberships(database: Executor, userId: string): Promise<Membership[]> {
   const rows = await database
@@ -84,6 +93,7 @@ export async function listMemberships(database: Executor, userId: string): Promi
     .innerJoin('organizations', 'organizations.id', 'organization_members.organization_id')
     .select(membershipColumns())
     .where('organization_members.user_id', '=', userId)
+    .where(MEMBERSHIP_IN_FORCE)
     .orderBy('organizations.id')
     .limit(1000)
     .execute();
@@ -102,6 +112,7 @@ export async function findMembership(
     .select(membershipColumns())
     .where('organization_members.organization_id', '=', organizationId)
     .where('organization_members.user_id', '=', userId)
+    .where(MEMBERSHIP_IN_FORCE)
     .executeTakeFirst();
   return row === undefined ? undefined : toMembership(row);
 }
@@ -144,7 +155,8 @@ export async function listMembers(
       'organization_members.role',
       'organization_members.created_at',
     ])
-    .where('organization_members.organization_id', '=', organizationId);
+    .where('organization_members.organization_id', '=', organizationId)
+    .where(MEMBERSHIP_IN_FORCE);
   if (page.after !== undefined) query = query.where('organization_members.user_id', '>', page.after);
   if (page.only !== undefined) query = query.where('organization_members.user_id', '=', page.only);
   return query.orderBy('organization_members.user_id').limit(page.limit).execute();

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
 import type { RequestAuth, SignedInPerson } from '../../platform/http/authentication.ts';
-import { scopesOfRole } from '../orgs/index.ts';
+import { MEMBERSHIP_IN_FORCE, scopesOfRole } from '../orgs/index.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -27,6 +27,7 @@ export async function projectAccess(
     .select('organization_members.role as member_role')
     .where('projects.id', '=', projectId)
     .where('projects.deleted_at', 'is', null)
+    .where(MEMBERSHIP_IN_FORCE)
     .executeTakeFirst();
   if (row === undefined) return undefined;
   const { member_role: role, ...project } = row;

@@ -33,6 +33,7 @@ import * as search from './migrations/2026-12-16-search.ts';
 import * as billing from './migrations/2026-12-17-billing.ts';
 import * as usage from './migrations/2026-12-18-usage.ts';
 import * as usageReports from './migrations/2026-12-19-usage-reports.ts';
+import * as breakGlass from './migrations/2026-12-20-break-glass.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -72,6 +73,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-17-billing': billing,
   '2026-12-18-usage': usage,
   '2026-12-19-usage-reports': usageReports,
+  '2026-12-20-break-glass': breakGlass,
 };
 
 /**

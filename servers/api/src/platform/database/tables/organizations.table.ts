@@ -18,6 +18,10 @@ export interface OrganizationMembersTable {
   role: Role;
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
+  /** Break-glass access ends then (`svc break-glass`); null: a member for good. */
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Why break-glass access was granted. */
+  break_glass_reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** An invitation by e-mail to join an organization with a role (never as owner). */
