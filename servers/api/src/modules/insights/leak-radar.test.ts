@@ -43,7 +43,12 @@ describe('finding leaks in a chunk', () => {
         ...leakyEvents(T0),
         { t: T0, type: 'identify', user: { id: 'u_1', email: EMAIL } },
         { t: T0, type: 'rrweb', data: { type: 4, data: { href: `https://shop.test/?token=${TOKEN}` } } },
-        { t: T0, type: 'custom', name: 'x', props: { [EMAIL]: 1, apiKey: '****', token: 'abc' } },
+        {
+          t: T0,
+          type: 'custom',
+          name: 'x',
+          props: { [EMAIL]: 1, apiKey: '****', token: 'abc', token_count: 3 },
+        },
       ],
     });
     expect(findings).toEqual([
@@ -75,7 +80,7 @@ describe('finding leaks in a chunk', () => {
         field: 'custom.props[#0]',
         place: 'chunk 3, events[6].props[#0] (name)',
       },
-      // A masked value is no leak; a secret-named property with a value is.
+      // A masked value or a number is no leak; a secret-named property with a value is.
       {
         kind: 'secret',
         eventType: 'custom',
