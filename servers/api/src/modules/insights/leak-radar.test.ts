@@ -5,7 +5,7 @@ import { newSessionId } from '../../../test/ingest-helpers.ts';
 import type { TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { notificationsSuite, T0, verified } from '../notifications/notifications.fixture.ts';
-import { findLeaks } from './leak-radar.ts';
+import { findLeaks, type LeakFinding, reportLeaks } from './leak-radar.ts';
 
 // The leak radar end to end on both engines: chunks through POST /v1/ingest, the facts worker
 // scanning them, `privacy.leak_radar` events in the inbox and delivered to a real receiver
@@ -189,6 +189,40 @@ describe.each(ENGINES)('the leak radar on %s', (engine) => {
     const newest = after.find((item) => !items.some((earlier) => earlier.id === item.id)) as Json;
     expect(newest.data.summary).toContain('event type error, field error.message');
     expect(newest.data.summary).not.toContain('nav.url');
+  });
+
+  it('reports a kind in a field again once the hour has passed, each kind of a session in its own event', async () => {
+    const project = await suite.test.createProject();
+    const findings: LeakFinding[] = [
+      { kind: 'email', eventType: 'nav', field: 'nav.url', place: 'chunk 0, events[0].url' },
+      { kind: 'email', eventType: 'error', field: 'error.stack', place: 'chunk 0, events[1].stack' },
+      { kind: 'email', eventType: 'nav', field: 'nav.url', place: 'chunk 1, events[4].url' },
+      { kind: 'bearer_token', eventType: 'request', field: 'request.url', place: 'chunk 1, events[2].url' },
+    ];
+    const report = (sessionId: string, at: number, some = findings) =>
+      suite.test.database.database.transaction().execute((transaction) =>
+        reportLeaks(transaction, project.project, sessionId, some, {
+          now: new Date(at),
+          appUrl: 'https://app.example.com',
+        }),
+      );
+    const now = Date.now();
+    expect(await report('ses_a', now)).toEqual({ events: 2, deliveries: 0 });
+    const first = await inbox(project);
+    const email = first.find((item) => item.data.summary.includes('(email)')) as Json;
+    expect(email.data.counts).toEqual({ places: 3, fields: 2 });
+    expect(email.title).toBe('Leak radar: an e-mail address in error.stack, nav.url');
+    // Within the hour, for any session: nothing; one field new: only it.
+    expect(await report('ses_b', now + 59 * 60_000)).toEqual({ events: 0, deliveries: 0 });
+    expect(
+      await report('ses_b', now + 59 * 60_000, [
+        ...findings,
+        { kind: 'email', eventType: 'custom', field: 'custom.name', place: 'chunk 0, events[3].name' },
+      ]),
+    ).toEqual({ events: 1, deliveries: 0 });
+    // After the hour, again.
+    expect(await report('ses_c', now + 61 * 60_000)).toEqual({ events: 2, deliveries: 0 });
+    expect(await inbox(project)).toHaveLength(5);
   });
 
   it('writes leaks to the inbox without any rule, and nothing for a clean project', async () => {
