@@ -397,14 +397,12 @@ async function benchFacts(bench: Bench): Promise<void> {
     blobStore: services.blobStore,
     masterKey: services.masterKey,
     log: bench.app.log,
+    appUrl: services.configuration.appUrl,
   };
   const facts = createFactsWorker(dependencies, { batchSize: 64 });
-  const processing = createProcessingWorker(
-    { ...dependencies, appUrl: services.configuration.appUrl } as ProcessingDependencies,
-    {
-      batchSize: 64,
-    },
-  );
+  const processing = createProcessingWorker(dependencies as ProcessingDependencies, {
+    batchSize: 64,
+  });
 
   // Warm-up: a few sessions of each, live (JIT, plans, the pool's connections).
   await jobCosts(bench, facts, factChunks(1, 3).bodies, factChunks(2, 3).bodies);

@@ -164,6 +164,8 @@ export const servicesPlugin = fastifyPlugin(
         blobStore: services.blobStore,
         masterKey: services.masterKey,
         log: fastify.log.child({ worker: 'facts' }),
+        appUrl: services.configuration.appUrl,
+        onDeliveriesQueued: () => deliveryWorker.wake(),
       },
       { concurrency: chunkIndexConcurrency(services.configuration.database) },
     );

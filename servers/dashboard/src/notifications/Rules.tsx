@@ -19,6 +19,7 @@ const EVENT_WORDS: Record<string, string> = {
   'security.token_created': 'An API token is created',
   'security.sso_changed': 'Single sign-on settings change',
   'security.break_glass': 'Break-glass access is used',
+  'privacy.leak_radar': 'The leak radar finds what masking should have hidden',
 };
 
 /** Notification rules: which events (issues, custom events, security) go to which channels. */

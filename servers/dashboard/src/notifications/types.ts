@@ -34,6 +34,7 @@ export const SECURITY_EVENTS = [
   'security.token_created',
   'security.sso_changed',
   'security.break_glass',
+  'privacy.leak_radar',
 ] as const;
 export type SecurityEvent = (typeof SECURITY_EVENTS)[number];
 

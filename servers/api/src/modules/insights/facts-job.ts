@@ -15,6 +15,7 @@ import {
 } from '../../platform/jobs/session-jobs.ts';
 import { readSettingsText } from '../projects/index.ts';
 import { readChunkBytes } from '../sessions/index.ts';
+import { findLeaks, type LeakFinding, reportLeaks } from './leak-radar.ts';
 import {
   addFactEvents,
   type ClickFact,
@@ -43,6 +44,10 @@ export interface FactsJobDependencies {
   blobStore: BlobStore;
   masterKey: MasterKey;
   log: FastifyBaseLogger;
+  /** The dashboard's base URL, for the links the leak radar's events carry. */
+  appUrl: string;
+  /** Called after a run wrote deliveries (the server wakes its delivery worker). */
+  onDeliveriesQueued?: () => void;
 }
 
 /** A claimed job. */
@@ -86,15 +91,20 @@ export function claimFactsJobs(
   return claimSessionJobs(database, INSIGHT_JOBS, limit, leaseMs);
 }
 
-/** A chunk's wire events, as the facts read them. */
-function eventsOf(bytes: Uint8Array): FactEvent[] {
+/** A chunk's meta and wire events, as stored. */
+function parseChunk(bytes: Uint8Array): { meta?: unknown; events: unknown[] } {
   const parsed = JSON.parse(
     Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
   ) as {
+    meta?: unknown;
     events?: unknown;
   };
-  if (!Array.isArray(parsed.events)) return [];
-  return parsed.events.filter(
+  return { meta: parsed.meta, events: Array.isArray(parsed.events) ? parsed.events : [] };
+}
+
+/** A chunk's wire events, as the facts read them. */
+function eventsOf(events: readonly unknown[]): FactEvent[] {
+  return events.filter(
     (event): event is FactEvent =>
       typeof event === 'object' &&
       event !== null &&
@@ -125,7 +135,7 @@ async function runOnce(dependencies: FactsJobDependencies, job: FactsJob): Promi
   const { projectId, sessionId } = job;
   const project = await database
     .selectFrom('projects')
-    .select(['id', 'wrapped_data_key', sql<string | null>`settings::text`.as('settings')])
+    .select(['id', 'organization_id', 'wrapped_data_key', sql<string | null>`settings::text`.as('settings')])
     .where('id', '=', projectId)
     .executeTakeFirst();
   const session = await database
@@ -190,13 +200,18 @@ async function runOnce(dependencies: FactsJobDependencies, job: FactsJob): Promi
       : after;
 
   const events: FactEvent[] = [];
+  // The leak radar looks at the same chunks (leak-radar.ts): a recomputed session is scanned
+  // again, and its reports are held back by the project's hourly throttle.
+  const leaks: LeakFinding[] = [];
   for (const chunk of fresh) {
     const bytes = await readChunkBytes(dependencies, dependencies.log, project, {
       session_id: sessionId,
       seq: chunk.seq,
       blob_key: chunk.blob_key,
     });
-    events.push(...eventsOf(bytes));
+    const parsed = parseChunk(bytes);
+    events.push(...eventsOf(parsed.events));
+    leaks.push(...findLeaks(chunk.seq, parsed));
   }
   // Events are taken in the order the SDK wrote them (chunk by chunk, in seq order), not sorted
   // by time: a page's last vitals, reported as it unloads, come before the next page's load in
@@ -214,7 +229,7 @@ async function runOnce(dependencies: FactsJobDependencies, job: FactsJob): Promi
     facts,
   };
 
-  await database.transaction().execute(async (transaction) => {
+  const reported = await database.transaction().execute(async (transaction) => {
     const written = await saveProgress(transaction, job, progress?.version, {
       consumedSeq: Math.max(consumedSeq, fresh.at(-1)?.seq ?? -1),
       state: JSON.stringify(next),
@@ -282,8 +297,17 @@ async function runOnce(dependencies: FactsJobDependencies, job: FactsJob): Promi
         )
         .execute();
     }
+    const leakReports =
+      leaks.length === 0
+        ? { events: 0, deliveries: 0 }
+        : await reportLeaks(transaction, project, sessionId, leaks, {
+            now: new Date(),
+            appUrl: dependencies.appUrl,
+          });
     await finishSessionJob(transaction, INSIGHT_JOBS, job);
+    return leakReports;
   });
+  if (reported.deliveries > 0) dependencies.onDeliveriesQueued?.();
   return {
     chunksRead: fresh.length,
     events: events.length,
@@ -398,7 +422,7 @@ export interface FactsWorker extends PollingLoop {
  *
  * @example
  * ```ts
- * const worker = createFactsWorker({ database, blobStore, masterKey, log });
+ * const worker = createFactsWorker({ database, blobStore, masterKey, log, appUrl });
  * worker.start();
  * ```
  */

@@ -27,6 +27,7 @@ describe.each(ENGINES)('the facts job on %s', (engine) => {
     blobStore: test.processingDependencies.blobStore,
     masterKey: test.processingDependencies.masterKey,
     log: test.app.log,
+    appUrl: test.configuration.appUrl,
   });
   const runJobs = async () => {
     const results = [];

@@ -368,6 +368,7 @@ describe.each(ENGINES)('security notifications on %s', (engine) => {
       'security.token_created',
       'security.sso_changed',
       'security.break_glass',
+      'privacy.leak_radar',
     ])
       expect(ruleBody).toContain(name);
   });

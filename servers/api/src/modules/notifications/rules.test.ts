@@ -88,10 +88,15 @@ describe('ruleMatches', () => {
     expect(ruleMatches(source({ type: 'cluster', events: ['cluster.created'] }), custom())).toBe(false);
   });
 
-  it('matches security events by type (all three without `events`), and nothing else', () => {
+  it('matches security events by type (all of them without `events`), and nothing else', () => {
     const all = source({ type: 'security' });
     const sso = source({ type: 'security', events: ['security.sso_changed'] });
-    for (const type of ['security.token_created', 'security.sso_changed', 'security.break_glass'] as const) {
+    for (const type of [
+      'security.token_created',
+      'security.sso_changed',
+      'security.break_glass',
+      'privacy.leak_radar',
+    ] as const) {
       expect(ruleMatches(all, { type }), type).toBe(true);
       expect(ruleMatches(sso, { type }), type).toBe(type === 'security.sso_changed');
     }

@@ -14,13 +14,15 @@ const CLUSTER_RULE_EVENTS = [
 export type ClusterRuleEvent = (typeof CLUSTER_RULE_EVENTS)[number];
 
 /**
- * The security event types (API tokens, SSO, break-glass access) a `security` rule can subscribe
- * to. Security events always reach the inbox, rule or not (`notifySecurityEvent`).
+ * The security event types (API tokens, SSO, break-glass access, the leak radar's findings) a
+ * `security` rule can subscribe to. Security events always reach the inbox, rule or not
+ * (`notifySecurityEvent`).
  */
 export const SECURITY_EVENT_TYPES = [
   'security.token_created',
   'security.sso_changed',
   'security.break_glass',
+  'privacy.leak_radar',
 ] as const satisfies readonly WebhookEventType[];
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 const SECURITY_EVENTS: ReadonlySet<string> = new Set(SECURITY_EVENT_TYPES);

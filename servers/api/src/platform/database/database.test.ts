@@ -96,6 +96,14 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'ai_settings',
         'ai_usage',
         'ai_feedback',
+        'deployment_license',
+        'billing_accounts',
+        'billing_events',
+        'usage_daily',
+        'usage_caps',
+        'usage_thresholds',
+        'leak_radar_reports',
+        'usage_reports',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

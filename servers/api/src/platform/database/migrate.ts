@@ -32,6 +32,7 @@ import * as aiSettings from './migrations/2026-12-15-ai-settings.ts';
 import * as search from './migrations/2026-12-16-search.ts';
 import * as billing from './migrations/2026-12-17-billing.ts';
 import * as usage from './migrations/2026-12-18-usage.ts';
+import * as leakRadar from './migrations/2026-12-19-leak-radar.ts';
 import * as usageReports from './migrations/2026-12-19-usage-reports.ts';
 import * as breakGlass from './migrations/2026-12-20-break-glass.ts';
 
@@ -72,6 +73,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-16-search': search,
   '2026-12-17-billing': billing,
   '2026-12-18-usage': usage,
+  '2026-12-19-leak-radar': leakRadar,
   '2026-12-19-usage-reports': usageReports,
   '2026-12-20-break-glass': breakGlass,
 };

@@ -38,6 +38,7 @@ import type {
   ClusterOccurrencesTable,
   IssueClustersTable,
 } from './tables/issues.table.ts';
+import type { LeakRadarReportsTable } from './tables/leak-radar.table.ts';
 import type {
   DeliveriesTable,
   DeliveryAttemptsTable,
@@ -129,4 +130,5 @@ export interface Database {
   deployment_license: DeploymentLicenseTable;
   billing_accounts: BillingAccountsTable;
   billing_events: BillingEventsTable;
+  leak_radar_reports: LeakRadarReportsTable;
 }
