@@ -30,6 +30,7 @@ describe('loadConfiguration', () => {
       deliveryWorker: true,
       regressionWorker: true,
       retentionWorker: true,
+      usageWorker: true,
       appUrl: 'http://127.0.0.1:8080',
       webhookAllowedHosts: expect.objectContaining({ text: '' }),
     });
