@@ -43,7 +43,8 @@ async function readChunk(server: RunningServer, chunk: Awaited<ReturnType<typeof
 
 const newKey = () => randomBytes(32).toString('base64');
 
-describe('master key rotation', () => {
+// Server starts and CLI runs on PGlite directories: each test takes 15–30 s on a busy 2-core machine.
+describe('master key rotation', { timeout: 120_000 }, () => {
   it('rotates the key file: stored chunks read back byte-identical under the new key', async () => {
     const directory = await scratch.make();
     const keyFile = join(directory, 'master.key');
