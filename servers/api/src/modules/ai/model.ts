@@ -9,7 +9,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Configuration } from '../../platform/config.ts';
 import type { Database } from '../../platform/database/schema.ts';
 import type { AiFeature } from '../../platform/database/tables/ai-settings.table.ts';
-import { aiTokenCapReached, meter } from '../usage/index.ts';
+import { aiTokenCapReached, meter, monthOf } from '../usage/index.ts';
 import { NO_MODEL_REASON } from './model-note.ts';
 
 /** The features that may use the model, in the order settings list them. */
@@ -39,10 +39,7 @@ export type ModelAccess =
       capped: boolean;
     };
 
-/** The first day (UTC) of the month of `at`, as `YYYY-MM-01`. */
-export function monthOf(at: Date): string {
-  return `${at.toISOString().slice(0, 7)}-01`;
-}
+export { monthOf };
 
 /** The organization's AI settings (defaults when it never saved any). */
 export async function readAiSettings(

@@ -8,4 +8,5 @@ export { aiTokenCapReached, NO_CAPS, type PlanCaps } from './caps.ts';
 export { usageThresholdEvent } from './events.ts';
 export { createUsageGate, type UsageGate } from './gate.ts';
 export { meter, meterStatement } from './meter.ts';
+export { monthOf } from './metrics.ts';
 export { createUsageReporter, reportEndedDays } from './reporting.ts';
