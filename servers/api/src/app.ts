@@ -45,6 +45,7 @@ import { notifyAccountEvent, notifySecurityEvent } from './modules/notifications
 import notificationRoutes from './modules/notifications/routes.ts';
 import invitationRoutes from './modules/orgs/invitation-routes.ts';
 import organizationRoutes from './modules/orgs/routes.ts';
+import erasureRoutes from './modules/privacy/erasure-routes.ts';
 import { projectAccess } from './modules/projects/access.ts';
 import { authenticateApiToken } from './modules/projects/api-tokens.ts';
 import configRoutes from './modules/projects/config-routes.ts';
@@ -189,6 +190,10 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(aiChatRoutes, { prefix: '/v1/ai' }); // /v1/ai/chat (server-sent events)
   await fastify.register(aiSettingsRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/ai/settings
   await fastify.register(usageRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/usage, /billing/caps
+  await fastify.register(erasureRoutes, {
+    prefix: '/v1/orgs',
+    onCreated: () => fastify.erasureWorker.wake(),
+  }); // /v1/orgs/{orgId}/erasure
   await fastify.register(mcpRoutes); // /mcp (Streamable HTTP)
   // /v1/search; a question in words goes through the model (ai), passed in.
   await fastify.register(searchRoutes, { interpret: questionInterpreter(fastify) });

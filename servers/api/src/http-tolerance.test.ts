@@ -132,6 +132,9 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
         source: { type: 'cluster', events: ['cluster.created'] },
       })
     ).id;
+    ids.erasure = (
+      await ok('POST', `/v1/orgs/${organizationId}/erasure`, { userId: 'nobody-in-particular' })
+    ).id;
     ids.funnels = (
       await ok('POST', '/v1/funnels', {
         name: 'call to end',

@@ -11,6 +11,7 @@ import { createFactsWorker, createRegressionWorker, type FactsWorker } from './m
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
 import { notifyAccountEvent } from './modules/notifications/index.ts';
+import { createErasureWorker, createRetentionWorker, type PlanRetention } from './modules/privacy/index.ts';
 import { createProcessingWorker, type ProcessingWorker } from './modules/processing/index.ts';
 import { createReportJobHandlers } from './modules/reports/report-jobs.ts';
 import {
@@ -20,7 +21,6 @@ import {
 } from './modules/sessions/chunk-index-writer.ts';
 import { createIngestCounters, type IngestCounters } from './modules/sessions/ingest-counters.ts';
 import { createSymbolicator, type Symbolicator } from './modules/sourcemaps/index.ts';
-import { createTelemetryRetentionWorker } from './modules/traces/index.ts';
 import {
   createUsageGate,
   NO_CAPS,
@@ -34,6 +34,7 @@ import type { MasterKey } from './platform/crypto/index.ts';
 import type { DatabaseHandle } from './platform/database/database.ts';
 import type { Database } from './platform/database/schema.ts';
 import { createDestinationPolicy } from './platform/http/destination-policy.ts';
+import type { PollingLoop } from './platform/jobs/polling-loop.ts';
 import { createMailer, type Mailer } from './platform/mail/index.ts';
 
 /** What the server process opened before building the app: the app never opens or closes them. */
@@ -81,6 +82,8 @@ declare module 'fastify' {
     usageGate: UsageGate;
     /** The caps of an organization's plan (the license or the billing provider). */
     usagePlanCaps: PlanCaps;
+    /** End users' erasures (started with `configuration.retentionWorker`); woken by a new request. */
+    erasureWorker: PollingLoop;
   }
 }
 
@@ -210,12 +213,20 @@ export const servicesPlugin = fastifyPlugin(
     // The plan's caps: the subscription's, else the license's, else the free plan's; none on a
     // self-hosted deployment that has neither a license nor a billing provider (servers/api/README.md,
     // Usage and caps).
-    const planCaps: PlanCaps = async (organizationId) => {
+    const planOf = async (organizationId: string) => {
       const plan = await organizationPlan(services.database.database, organizationId, {
         ...(services.licensePublicKey === undefined ? {} : { publicKey: services.licensePublicKey }),
       });
-      if (plan.source === 'free' && plan.warning === undefined && services.configuration.stripe === undefined)
-        return NO_CAPS;
+      const applies = !(
+        plan.source === 'free' &&
+        plan.warning === undefined &&
+        services.configuration.stripe === undefined
+      );
+      return applies ? plan : undefined;
+    };
+    const planCaps: PlanCaps = async (organizationId) => {
+      const plan = await planOf(organizationId);
+      if (plan === undefined) return NO_CAPS;
       return {
         sessions: plan.limits.sessionsPerMonth,
         storedBytes: plan.limits.storedBytes,
@@ -236,12 +247,27 @@ export const servicesPlugin = fastifyPlugin(
     });
     fastify.decorate('usageGate', usageGate);
     if (services.configuration.usageWorker) fastify.addHook('onReady', async () => usageGate.worker.start());
-    const retentionWorker = createTelemetryRetentionWorker({
+    // The plan's retention days; none on a self-hosted deployment without a license or billing
+    // provider, as for caps: the projects' settings decide (servers/api/README.md, Retention).
+    const planRetention: PlanRetention = async (organizationId) =>
+      (await planOf(organizationId))?.limits.retentionDays ?? null;
+    const retentionWorker = createRetentionWorker({
       database: services.database.database,
+      blobStore: services.blobStore,
+      planRetention,
       log: fastify.log.child({ worker: 'retention' }),
     });
+    const erasureWorker = createErasureWorker({
+      database: services.database.database,
+      blobStore: services.blobStore,
+      log: fastify.log.child({ worker: 'erasure' }),
+    });
+    fastify.decorate('erasureWorker', erasureWorker);
     if (services.configuration.retentionWorker)
-      fastify.addHook('onReady', async () => retentionWorker.start());
+      fastify.addHook('onReady', async () => {
+        retentionWorker.start();
+        erasureWorker.start();
+      });
     if (services.configuration.deliveryWorker) {
       fastify.addHook('onReady', async () => {
         // The embedded store is one process: a lease still held is from a process that died.
@@ -268,6 +294,7 @@ export const servicesPlugin = fastifyPlugin(
       await regressionWorker.stop();
       await aiJobWorker.stop();
       await retentionWorker.stop();
+      await erasureWorker.stop();
       await usageGate.worker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();

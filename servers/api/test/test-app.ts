@@ -10,7 +10,7 @@ import { createProcessingWorker, type ProcessingWorker } from '../src/modules/pr
 import { createApiTokenRecord } from '../src/modules/projects/api-tokens.ts';
 import { createProject } from '../src/modules/projects/projects.ts';
 import { createSymbolicator } from '../src/modules/sourcemaps/index.ts';
-import { createFileBlobStore } from '../src/platform/blob-store/index.ts';
+import { type BlobStore, createFileBlobStore } from '../src/platform/blob-store/index.ts';
 import { type Configuration, loadConfiguration } from '../src/platform/config.ts';
 import { loadMasterKey } from '../src/platform/crypto/index.ts';
 import type { Project } from '../src/platform/database/tables/projects.table.ts';
@@ -53,7 +53,7 @@ export async function createTestApp(
   engine: Engine,
   fastifyOptions: FastifyServerOptions = { logger: false },
   environment: Record<string, string> = {},
-  extra: Pick<Services, 'licensePublicKey'> = {},
+  extra: Pick<Services, 'licensePublicKey'> & { blobStore?: BlobStore } = {},
 ): Promise<TestApp> {
   const dataDirectory = await mkdtemp(join(tmpdir(), 'svc-app-'));
   const configuration = loadConfiguration({
@@ -73,9 +73,11 @@ export async function createTestApp(
     ...environment,
   });
   const database = await openTestDatabase(engine);
-  const blobStore = createFileBlobStore({ directory: join(dataDirectory, 'blobs') });
+  // The caller's blob store (an S3 one, say) is the caller's to close.
+  const { blobStore: givenBlobStore, ...services } = extra;
+  const blobStore = givenBlobStore ?? createFileBlobStore({ directory: join(dataDirectory, 'blobs') });
   const masterKey = await loadMasterKey({ dataDirectory });
-  const app = await buildApp({ configuration, database, blobStore, masterKey, ...extra }, fastifyOptions);
+  const app = await buildApp({ configuration, database, blobStore, masterKey, ...services }, fastifyOptions);
 
   async function createTestProject(
     name = 'Test project',
@@ -121,7 +123,7 @@ export async function createTestApp(
     first,
     async close() {
       await app.close();
-      await blobStore.close();
+      if (givenBlobStore === undefined) await blobStore.close();
       await database.dispose();
       await rm(dataDirectory, { recursive: true, force: true });
     },

@@ -4,3 +4,4 @@
 
 export { type AssetDependencies, archiveSessionAssets } from './archive.ts';
 export { type AssetWorker, createAssetWorker } from './asset-job.ts';
+export { assetBlobKey } from './repository.ts';

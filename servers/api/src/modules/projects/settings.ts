@@ -70,6 +70,19 @@ const callSettingsSchema = z.strictObject({
     .int()
     .min(30)
     .max(24 * 3600),
+  /**
+   * Days a call's rows (its series, tracks, items and findings) are kept after it started, then
+   * deleted; never longer than its session (servers/api/README.md, Retention).
+   */
+  retentionDays: z.int().min(1).max(3650),
+});
+
+const sessionSettingsSchema = z.strictObject({
+  /**
+   * Days a session is kept after it started, then deleted everywhere (chunks and blobs, calls,
+   * signals, facts, occurrences); the plan's limit applies when lower (servers/api/README.md, Retention).
+   */
+  retentionDays: z.int().min(1).max(3650),
 });
 
 /** A route pattern: a path whose `:name` segments match any one segment (`/docs/:slug`). */
@@ -114,8 +127,10 @@ export const projectSettingsSchema = z.strictObject({
   allowedOrigins: z.array(originSchema).max(100),
   /** Server-side ingest limits (not sent to SDKs). */
   ingest: ingestSettingsSchema,
-  /** Server-side call processing (not sent to SDKs). */
+  /** Server-side call processing and how long calls are kept (not sent to SDKs). */
   calls: callSettingsSchema,
+  /** Server-side: how long sessions are kept (not sent to SDKs). */
+  sessions: sessionSettingsSchema,
   /** Server-side insights: how page views are named (not sent to SDKs). */
   insights: insightSettingsSchema,
   /** Server-side OpenTelemetry data: how long it is kept (not sent to SDKs). */
@@ -140,7 +155,8 @@ export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = {
   detectorThresholds: {},
   allowedOrigins: [],
   ingest: { maxChunksPerSecond: null },
-  calls: { inactivityTimeoutSec: 120 },
+  calls: { inactivityTimeoutSec: 120, retentionDays: 90 },
+  sessions: { retentionDays: 90 },
   insights: { routePatterns: [] },
   traces: { retentionDays: 14 },
   assets: { archiveFonts: false, archiveImages: false },
@@ -158,6 +174,7 @@ export const projectSettingsPatchSchema = z.strictObject({
   allowedOrigins: z.array(originSchema).max(100).optional(),
   ingest: ingestSettingsSchema.partial().optional(),
   calls: callSettingsSchema.partial().optional(),
+  sessions: sessionSettingsSchema.partial().optional(),
   insights: insightSettingsSchema.partial().optional(),
   traces: traceSettingsSchema.partial().optional(),
   assets: assetSettingsSchema.partial().optional(),
@@ -175,6 +192,7 @@ export function applySettingsPatch(settings: ProjectSettings, patch: ProjectSett
     allowedOrigins: patch.allowedOrigins ?? settings.allowedOrigins,
     ingest: { ...settings.ingest, ...patch.ingest },
     calls: { ...settings.calls, ...patch.calls },
+    sessions: { ...settings.sessions, ...patch.sessions },
     insights: { ...settings.insights, ...patch.insights },
     traces: { ...settings.traces, ...patch.traces },
     assets: { ...settings.assets, ...patch.assets },
@@ -245,6 +263,7 @@ function parseSettings(value: Record<string, unknown>): ProjectSettings {
     allowedOrigins: group('allowedOrigins', z.array(originSchema).max(100)),
     ingest: group('ingest', ingestSettingsSchema),
     calls: group('calls', callSettingsSchema),
+    sessions: group('sessions', sessionSettingsSchema),
     insights: group('insights', insightSettingsSchema),
     traces: group('traces', traceSettingsSchema),
     assets: group('assets', assetSettingsSchema),

@@ -24,11 +24,20 @@ export async function sweepExpiredTelemetry(
   database: Kysely<Database>,
   now: Date,
   batchRows = RETENTION_BATCH_ROWS,
+  /** The days a project's telemetry is kept (default: its setting); the privacy module lowers it to the plan's. */
+  retentionDaysOf: (project: {
+    id: string;
+    organization_id: string;
+    settings: unknown;
+  }) => Promise<number> = async (project) => readSettings(project.settings).traces.retentionDays,
 ): Promise<{ spans: number; logRecords: number; more: boolean }> {
-  const projects = await database.selectFrom('projects').select(['id', 'settings']).execute();
+  const projects = await database
+    .selectFrom('projects')
+    .select(['id', 'organization_id', 'settings'])
+    .execute();
   const total = { spans: 0, logRecords: 0, more: false };
   for (const project of projects) {
-    const { retentionDays } = readSettings(project.settings).traces;
+    const retentionDays = await retentionDaysOf(project);
     const deleted = await deleteExpiredTelemetry(database, project.id, retentionDays, now, batchRows);
     total.spans += deleted.spans;
     total.logRecords += deleted.logRecords;

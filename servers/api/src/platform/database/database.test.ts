@@ -104,6 +104,8 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'usage_thresholds',
         'leak_radar_reports',
         'usage_reports',
+        'blob_deletions',
+        'erasure_requests',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

@@ -53,6 +53,7 @@ import type {
   OrganizationMembersTable,
   OrganizationsTable,
 } from './tables/organizations.table.ts';
+import type { BlobDeletionsTable, ErasureRequestsTable } from './tables/privacy.table.ts';
 import type { ProcessingJobsTable } from './tables/processing-jobs.table.ts';
 import type { ProjectsTable } from './tables/projects.table.ts';
 import type { AiAnomaliesTable, AiDigestsTable } from './tables/reports.table.ts';
@@ -131,4 +132,6 @@ export interface Database {
   billing_accounts: BillingAccountsTable;
   billing_events: BillingEventsTable;
   leak_radar_reports: LeakRadarReportsTable;
+  blob_deletions: BlobDeletionsTable;
+  erasure_requests: ErasureRequestsTable;
 }
