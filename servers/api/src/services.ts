@@ -11,6 +11,7 @@ import { createFactsWorker, createRegressionWorker, type FactsWorker } from './m
 import { releaseDeliveryLeases } from './modules/notifications/deliveries.ts';
 import { createDeliveryWorker, type DeliveryWorker } from './modules/notifications/delivery-worker.ts';
 import { notifyAccountEvent } from './modules/notifications/index.ts';
+import { NO_SEAT_OR_PROJECT_LIMITS, type SeatAndProjectLimits } from './modules/orgs/index.ts';
 import { createErasureWorker, createRetentionWorker, type PlanRetention } from './modules/privacy/index.ts';
 import { createProcessingWorker, type ProcessingWorker } from './modules/processing/index.ts';
 import { createReportJobHandlers } from './modules/reports/report-jobs.ts';
@@ -82,6 +83,8 @@ declare module 'fastify' {
     usageGate: UsageGate;
     /** The caps of an organization's plan (the license or the billing provider). */
     usagePlanCaps: PlanCaps;
+    /** The seats and projects the organization's plan allows (none where no plan applies). */
+    planSeatsAndProjects: (organizationId: string) => Promise<SeatAndProjectLimits>;
     /** End users' erasures (started with `configuration.retentionWorker`); woken by a new request. */
     erasureWorker: PollingLoop;
   }
@@ -234,6 +237,15 @@ export const servicesPlugin = fastifyPlugin(
       };
     };
     fastify.decorate('usagePlanCaps', planCaps);
+    fastify.decorate(
+      'planSeatsAndProjects',
+      async (organizationId: string): Promise<SeatAndProjectLimits> => {
+        const plan = await planOf(organizationId);
+        return plan === undefined
+          ? NO_SEAT_OR_PROJECT_LIMITS
+          : { seats: plan.limits.seats, projects: plan.limits.projects };
+      },
+    );
     const usageGate = createUsageGate({
       database: services.database.database,
       planCaps,

@@ -48,7 +48,7 @@ export async function personOf(
 /** `app.inject` as a person (or with other headers), with a JSON body when given. */
 export function send(
   test: TestApp,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   url: string,
   headers: Record<string, string>,
   body?: unknown,

@@ -254,6 +254,54 @@ describe.each(ENGINES)('billing without a provider, on %s', (engine) => {
     expect((await send(test, 'GET', '/v1/license', {})).statusCode).toBe(401);
   });
 
+  it("refuses a seat or a project beyond the plan's limits with 402, creating nothing", async () => {
+    const database = test.database.database;
+    const post = (url: string, body: unknown) => send(test, 'POST', url, admin.headers, body);
+    const invitations = async () =>
+      (
+        await database
+          .selectFrom('organization_invitations')
+          .select('id')
+          .where('organization_id', '=', orgId)
+          .execute()
+      ).length;
+    // No license and no provider: no limits (the organization has 3 members and 1 project).
+    const free = await post(`/v1/orgs/${orgId}/invitations`, { email: 'seat-four@example.com' });
+    expect(free.statusCode, free.body).toBe(201);
+    await database.deleteFrom('organization_invitations').where('organization_id', '=', orgId).execute();
+    // A license of 4 seats and 2 projects: one invitation and one project fit, the next do not.
+    await storeLicense(
+      database,
+      license({ limits: { ...planLimits('team'), seats: 4, projects: 2 } }),
+      'test',
+    );
+    expect((await post(`/v1/orgs/${orgId}/invitations`, { email: 'seat-four@example.com' })).statusCode).toBe(
+      201,
+    );
+    const fifth = await post(`/v1/orgs/${orgId}/invitations`, { email: 'seat-five@example.com' });
+    expect(fifth.statusCode).toBe(402);
+    expect(fifth.json()).toEqual({ error: expect.stringContaining('allows 4 seats'), code: 'invalid' });
+    expect(await invitations()).toBe(1);
+    const second = await post(`/v1/orgs/${orgId}/projects`, { name: 'Second' });
+    expect(second.statusCode, second.body).toBe(201);
+    const third = await post(`/v1/orgs/${orgId}/projects`, { name: 'Third' });
+    expect(third.statusCode).toBe(402);
+    expect(third.json()).toEqual({ error: expect.stringContaining('allows 2 projects'), code: 'invalid' });
+    expect(
+      await database
+        .selectFrom('projects')
+        .select('name')
+        .where('organization_id', '=', orgId)
+        .where('name', '=', 'Third')
+        .execute(),
+    ).toEqual([]);
+    // A deleted project frees its place.
+    const deleted = await send(test, 'DELETE', `/v1/projects/${second.json().id}`, owner.headers);
+    expect(deleted.statusCode, deleted.body).toBe(204);
+    expect((await post(`/v1/orgs/${orgId}/projects`, { name: 'Third' })).statusCode).toBe(201);
+    await database.deleteFrom('organization_invitations').where('organization_id', '=', orgId).execute();
+  });
+
   it("reads an organization's plan for the usage module: subscription, else license, else free", async () => {
     const database = test.database.database;
     const lookup = (now = new Date()): Promise<OrganizationPlan> =>

@@ -12,5 +12,12 @@ export {
 } from './break-glass.ts';
 export { createOrganization, findFirstOrganization } from './organizations.ts';
 export { type AddedPerson, addPerson, DEFAULT_OWNER_EMAIL } from './people.ts';
+export {
+  lockOrganization,
+  NO_SEAT_OR_PROJECT_LIMITS,
+  planLimitReached,
+  type SeatAndProjectLimits,
+  seatsTaken,
+} from './plan-limits.ts';
 export { MEMBERSHIP_IN_FORCE } from './repository.ts';
 export { scopesOfRole } from './roles.ts';

@@ -13,6 +13,7 @@ import { createLimiter, SIGN_IN_LIMITS } from '../accounts/index.ts';
 import { checkMembership, membershipOf } from './access.ts';
 import { findAuditPage } from './audit-repository.ts';
 import { invitationLink, invitationMessage } from './emails.ts';
+import { lockOrganization, planLimitReached, seatsTaken } from './plan-limits.ts';
 import {
   changeMemberRole,
   createInvitation,
@@ -285,6 +286,7 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
         response: {
           201: invitationViewSchema,
           400: errorBodySchema,
+          402: errorBodySchema,
           403: errorBodySchema,
           404: errorBodySchema,
           409: errorBodySchema,
@@ -299,7 +301,13 @@ export default async function organizationRoutes(fastify: FastifyInstance) {
       await invitationsPerOrganization(request, reply, orgId);
       if (await isMemberEmail(database, orgId, email))
         throw new ApiError({ status: 409, code: 'invalid', message: `${email} is a member already` });
+      // Read before the transaction: on the embedded store it holds the one connection.
+      const { seats } = await fastify.planSeatsAndProjects(orgId);
       const { invitation, token } = await database.transaction().execute(async (transaction) => {
+        if (seats !== null) {
+          await lockOrganization(transaction, orgId);
+          if ((await seatsTaken(transaction, orgId)) >= seats) throw planLimitReached('seats', seats);
+        }
         const created = await createInvitation(transaction, {
           organizationId: orgId,
           email,

@@ -8,7 +8,7 @@ import type { Database } from '../../platform/database/schema.ts';
 import type { Project } from '../../platform/database/tables/projects.table.ts';
 import { forPeopleOnly, isScope, SCOPES } from '../../platform/http/authentication.ts';
 import { invalid, notFound } from '../../platform/http/errors.ts';
-import { checkMembership, membershipOf } from '../orgs/index.ts';
+import { checkMembership, lockOrganization, membershipOf, planLimitReached } from '../orgs/index.ts';
 import {
   type ApiTokenRow,
   createApiTokenRecord,
@@ -108,13 +108,30 @@ export default async function organizationProjectRoutes(
         summary: 'Create a project with its project key (admins and owners)',
         params: orgParams,
         body: z.strictObject({ name: z.string().trim().min(1).max(200) }),
-        response: { 201: projectViewSchema, 403: errorBodySchema, 404: errorBodySchema },
+        response: {
+          201: projectViewSchema,
+          402: errorBodySchema,
+          403: errorBodySchema,
+          404: errorBodySchema,
+        },
       },
     },
     async (request, reply) => {
       const { orgId } = request.params;
       const caller = membership(request);
+      // Read before the transaction: on the embedded store it holds the one connection.
+      const limit = (await fastify.planSeatsAndProjects(orgId)).projects;
       const project = await database.transaction().execute(async (transaction) => {
+        if (limit !== null) {
+          await lockOrganization(transaction, orgId);
+          const live = await transaction
+            .selectFrom('projects')
+            .select((eb) => eb.fn.countAll<number>().as('count'))
+            .where('organization_id', '=', orgId)
+            .where('deleted_at', 'is', null)
+            .executeTakeFirstOrThrow();
+          if (Number(live.count) >= limit) throw planLimitReached('projects', limit);
+        }
         const created = await createProject(transaction, {
           organizationId: orgId,
           name: request.body.name,
