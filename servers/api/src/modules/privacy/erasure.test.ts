@@ -165,6 +165,38 @@ describe.each(ENGINES.flatMap((engine) => (['file', 's3'] as const).map((store) 
           startedAt: start + 3,
         }),
       );
+      // The backend's telemetry: a span with Ada's session id, one naming her only by `enduser.id`,
+      // a log line with her address, and a span of Bob's.
+      const nanoseconds = (ms: number) => (BigInt(ms) * 1_000_000n).toString();
+      const span = (spanId: string, attributes: Record<string, string>) => ({
+        traceId: '5b8efff798038103d269b633813fc60c',
+        spanId,
+        name: 'GET /api/account',
+        startTimeUnixNano: nanoseconds(start),
+        endTimeUnixNano: nanoseconds(start + 20),
+        attributes: Object.entries(attributes).map(([key, value]) => ({
+          key,
+          value: { stringValue: value },
+        })),
+      });
+      const otlp = (signal: string, body: unknown) =>
+        test.app.inject({
+          method: 'POST',
+          url: `/v1/otlp/${signal}`,
+          headers: { ...test.first.headers, 'content-type': 'application/json' },
+          payload: JSON.stringify(body),
+        });
+      const spans = [
+        span('eee19b7ec3c1b171', { 'session.id': adaSession }),
+        span('eee19b7ec3c1b172', { 'enduser.id': ADA.id }),
+        span('eee19b7ec3c1b173', { 'enduser.id': BOB.id }),
+      ];
+      expect((await otlp('traces', { resourceSpans: [{ scopeSpans: [{ spans }] }] })).statusCode).toBe(200);
+      const logRecords = [
+        { timeUnixNano: nanoseconds(start), body: { stringValue: `password reset sent to ${ADA.email}` } },
+        { timeUnixNano: nanoseconds(start), body: { stringValue: `password reset sent to ${BOB.email}` } },
+      ];
+      expect((await otlp('logs', { resourceLogs: [{ scopeLogs: [{ logRecords }] }] })).statusCode).toBe(200);
       await test.processingWorker.runUntilIdle();
       await test.factsWorker.runUntilIdle();
       const share = await test.app.inject({
@@ -262,6 +294,7 @@ describe.each(ENGINES.flatMap((engine) => (['file', 's3'] as const).map((store) 
         blobs: 4,
         blobs_removed: 4,
       });
+      expect(receipt.receipt).toMatchObject({ spans: 2, log_records: 1 });
       expect(receipt.receipt.call_tracks).toBeGreaterThan(0);
       expect(receipt.receipt.cluster_occurrences).toBeGreaterThan(0);
       expect(receipt.receipt.notification_events).toBeGreaterThan(0);
@@ -317,6 +350,10 @@ describe.each(ENGINES.flatMap((engine) => (['file', 's3'] as const).map((store) 
       for (const key of adaBlobs) expect(await remaining.get(key)).toBeNull();
       for (const key of bobBlobs) expect(await remaining.get(key)).not.toBeNull();
 
+      expect(await database.selectFrom('spans').select('span_id').execute()).toEqual([
+        { span_id: 'eee19b7ec3c1b173' },
+      ]);
+      expect(await database.selectFrom('log_records').select('body').execute()).toHaveLength(1);
       // Bob's session is whole: readable, its chunk decrypts, its cluster occurrences stay.
       const bob = await test.app.inject({ url: `/v1/sessions/${bobSession}`, headers: test.first.headers });
       expect(bob.statusCode).toBe(200);

@@ -192,6 +192,39 @@ async function deleteMentions(
 }
 
 /**
+ * Deletes spans and log records that name the subject without a session id (`enduser.id` or
+ * `enduser.email` attributes, a log line with the address): those with the erased sessions' ids
+ * went with the sessions. A scan of the project's telemetry, which retention keeps short.
+ */
+async function deleteTelemetryNaming(
+  transaction: Transaction<Database>,
+  projectId: string,
+  identifiers: readonly string[],
+): Promise<Removed> {
+  if (identifiers.length === 0) return {};
+  const naming = (columns: readonly string[]) =>
+    sql.join(
+      identifiers.flatMap((identifier) =>
+        columns.map(
+          (column) => sql`strpos(lower(coalesce(${sql.ref(column)}, '')), ${identifier.toLowerCase()}) > 0`,
+        ),
+      ),
+      sql` or `,
+    );
+  const spans = await transaction
+    .deleteFrom('spans')
+    .where('project_id', '=', projectId)
+    .where(sql<boolean>`(${naming(['attributes', 'resource_attributes', 'name', 'status_message'])})`)
+    .executeTakeFirst();
+  const logs = await transaction
+    .deleteFrom('log_records')
+    .where('project_id', '=', projectId)
+    .where(sql<boolean>`(${naming(['attributes', 'body'])})`)
+    .executeTakeFirst();
+  return { spans: Number(spans.numDeletedRows), log_records: Number(logs.numDeletedRows) };
+}
+
+/**
  * Takes the oldest erasure due (queued, or running with its lease expired) and does one step of
  * it, in one transaction: up to {@link STEP_SESSIONS} of the subject's sessions deleted everywhere
  * ({@link deleteSessions}), what mentions them deleted, and the receipt updated; then their blobs
@@ -254,8 +287,10 @@ export async function runErasureStep(
         .select('id')
         .where('organization_id', '=', request.organization_id)
         .execute();
-      for (const project of projects)
+      for (const project of projects) {
         addRemoved(removed, await deleteMentions(transaction, project.id, identifiers));
+        addRemoved(removed, await deleteTelemetryNaming(transaction, project.id, identifiers));
+      }
     }
     const receipt = addRemoved({ ...request.receipt }, removed);
     await transaction
