@@ -104,6 +104,7 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'usage_thresholds',
         'leak_radar_reports',
         'usage_reports',
+        'dsar_requests',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

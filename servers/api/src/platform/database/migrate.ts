@@ -35,6 +35,7 @@ import * as usage from './migrations/2026-12-18-usage.ts';
 import * as leakRadar from './migrations/2026-12-19-leak-radar.ts';
 import * as usageReports from './migrations/2026-12-19-usage-reports.ts';
 import * as breakGlass from './migrations/2026-12-20-break-glass.ts';
+import * as dsar from './migrations/2026-12-22-dsar.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -76,6 +77,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-19-leak-radar': leakRadar,
   '2026-12-19-usage-reports': usageReports,
   '2026-12-20-break-glass': breakGlass,
+  '2026-12-22-dsar': dsar,
 };
 
 /**

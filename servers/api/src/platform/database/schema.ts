@@ -25,6 +25,7 @@ import type {
 import type { CallProgressTable, CallSeriesPiecesTable } from './tables/call-progress.table.ts';
 import type { CallFindingsTable, CallItemsTable, CallsTable, CallTracksTable } from './tables/calls.table.ts';
 import type { ChunksTable } from './tables/chunks.table.ts';
+import type { DsarRequestsTable } from './tables/dsar.table.ts';
 import type {
   ClickFactsTable,
   FunnelsTable,
@@ -131,4 +132,5 @@ export interface Database {
   billing_accounts: BillingAccountsTable;
   billing_events: BillingEventsTable;
   leak_radar_reports: LeakRadarReportsTable;
+  dsar_requests: DsarRequestsTable;
 }
