@@ -93,6 +93,10 @@ const ROUTES: Record<string, Requirement> = {
   'PATCH /v1/orgs/{orgId}/ai/settings': ADMIN,
   'GET /v1/orgs/{orgId}/usage': MEMBER,
   'PATCH /v1/orgs/{orgId}/billing/caps': ADMIN,
+  'POST /v1/orgs/{orgId}/dsar': ADMIN,
+  'GET /v1/orgs/{orgId}/dsar': ADMIN,
+  'GET /v1/orgs/{orgId}/dsar/{id}': ADMIN,
+  'GET /v1/orgs/{orgId}/dsar/{id}/archive': ADMIN,
   'GET /v1/orgs/{orgId}/projects': MEMBER,
   'POST /v1/orgs/{orgId}/projects': ADMIN,
   'GET /v1/orgs/{orgId}/tokens': ADMIN,
@@ -253,6 +257,7 @@ const WATCHED_TABLES = [
   'billing_accounts',
   'billing_events',
   'deployment_license',
+  'dsar_requests',
 ];
 
 let smtp: TestSmtpServer;
