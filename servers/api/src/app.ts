@@ -45,15 +45,15 @@ import { notifyAccountEvent, notifySecurityEvent } from './modules/notifications
 import notificationRoutes from './modules/notifications/routes.ts';
 import invitationRoutes from './modules/orgs/invitation-routes.ts';
 import organizationRoutes from './modules/orgs/routes.ts';
+import { releaseDsarLeases } from './modules/privacy/dsar-repository.ts';
+import dsarRoutes from './modules/privacy/dsar-routes.ts';
+import { createDsarWorker } from './modules/privacy/dsar-worker.ts';
 import { projectAccess } from './modules/projects/access.ts';
 import { authenticateApiToken } from './modules/projects/api-tokens.ts';
 import configRoutes from './modules/projects/config-routes.ts';
 import organizationProjectRoutes, { type CreatedToken } from './modules/projects/organization-routes.ts';
 import { projectKeysPlugin } from './modules/projects/project-keys.ts';
 import projectRoutes from './modules/projects/routes.ts';
-import { releaseDsarLeases } from './modules/privacy/dsar-repository.ts';
-import dsarRoutes from './modules/privacy/dsar-routes.ts';
-import { createDsarWorker } from './modules/privacy/dsar-worker.ts';
 import digestRoutes from './modules/reports/routes.ts';
 import searchRoutes from './modules/search/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
@@ -194,7 +194,10 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(usageRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/usage, /billing/caps
   await fastify.register(mcpRoutes); // /mcp (Streamable HTTP)
   // Access requests of end users: their job runs with the other job workers (SVC_CALL_WORKER).
-  const dsarWorker = createDsarWorker({ database: fastify.database, log: fastify.log.child({ worker: 'dsar' }) });
+  const dsarWorker = createDsarWorker({
+    database: fastify.database,
+    log: fastify.log.child({ worker: 'dsar' }),
+  });
   if (services.configuration.callWorker) {
     fastify.addHook('onReady', async () => {
       // The embedded store is one process: a lease still held is from a process that died.

@@ -150,7 +150,8 @@ export function createDsarArchive(
     const omitted: DsarIndex['omitted'] = [];
     const projects = new Map<string, Project | undefined>();
     const projectOf = async (projectId: string) => {
-      if (!projects.has(projectId)) projects.set(projectId, await findProjectById(stores.database, projectId));
+      if (!projects.has(projectId))
+        projects.set(projectId, await findProjectById(stores.database, projectId));
       return projects.get(projectId);
     };
     for (const entry of manifest.sessions) {

@@ -46,7 +46,9 @@ export async function gatherDsarManifest(
   const sessions = await database
     .selectFrom('sessions')
     .leftJoin('chunks', (join) =>
-      join.onRef('chunks.project_id', '=', 'sessions.project_id').onRef('chunks.session_id', '=', 'sessions.id'),
+      join
+        .onRef('chunks.project_id', '=', 'sessions.project_id')
+        .onRef('chunks.session_id', '=', 'sessions.id'),
     )
     .select([
       'sessions.project_id',

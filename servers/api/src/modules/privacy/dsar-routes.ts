@@ -106,8 +106,12 @@ const createBodySchema = z
       .min(1)
       .max(256)
       .optional()
-      .describe('The end user\'s id as the SDK identified them (`identify({ id })`, `meta.user.id`)'),
-    email: z.email().max(320).optional().describe('Their e-mail address as identified (compared case-insensitively)'),
+      .describe("The end user's id as the SDK identified them (`identify({ id })`, `meta.user.id`)"),
+    email: z
+      .email()
+      .max(320)
+      .optional()
+      .describe('Their e-mail address as identified (compared case-insensitively)'),
   })
   .refine((body) => body.userId !== undefined || body.email !== undefined, {
     message: 'give userId, email or both: whom the request is about',
@@ -153,11 +157,16 @@ export default async function dsarRoutes(fastify: FastifyInstance, options: Dsar
     {
       config: { administer: true },
       schema: {
-        summary: "Ask for everything stored about one end user (admins and owners): an access request",
+        summary: 'Ask for everything stored about one end user (admins and owners): an access request',
         description: `Queues a job that finds every session (with its chunks, events, errors and custom events) and call of the end user identified by \`userId\` and/or \`email\` in the organization's projects; when it is \`ready\`, \`GET …/dsar/{id}\` gives \`downloadUrl\`, a zip served for ${DSAR_ARCHIVE_DAYS} days. Audited as \`dsar.requested\` (without whom it is about).`,
         params: orgParams,
         body: createBodySchema,
-        response: { 202: dsarRequestViewSchema, 400: errorBodySchema, 403: errorBodySchema, 404: errorBodySchema },
+        response: {
+          202: dsarRequestViewSchema,
+          400: errorBodySchema,
+          403: errorBodySchema,
+          404: errorBodySchema,
+        },
       },
     },
     async (request, reply) => {

@@ -58,7 +58,12 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
   }
 
   const as = (person: TestPerson) => person.headers;
-  const send = (method: 'GET' | 'POST' | 'HEAD', url: string, person: TestPerson | Record<string, string>, body?: unknown) =>
+  const send = (
+    method: 'GET' | 'POST' | 'HEAD',
+    url: string,
+    person: TestPerson | Record<string, string>,
+    body?: unknown,
+  ) =>
     test.app.inject({
       method,
       url,
@@ -69,7 +74,11 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
     });
   const runJobs = (now?: () => Date) =>
-    createDsarWorker({ database: test.database.database, log: test.app.log, ...(now ? { now } : {}) }).runUntilIdle();
+    createDsarWorker({
+      database: test.database.database,
+      log: test.app.log,
+      ...(now ? { now } : {}),
+    }).runUntilIdle();
 
   beforeAll(async () => {
     test = await createTestApp(engine);
@@ -97,7 +106,10 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
     }
     // A, known by e-mail only (another id, the address in another case), on the web project.
     const byEmail = newSessionId();
-    const emailChunk = await chunkOf('recording-seq-0', byEmail, { id: 'legacy-7781', email: 'Ada@Example.COM' });
+    const emailChunk = await chunkOf('recording-seq-0', byEmail, {
+      id: 'legacy-7781',
+      email: 'Ada@Example.COM',
+    });
     await ingest(web, emailChunk);
     sentOfA.push({ projectId: web.project.id, sessionId: byEmail, seq: 0, chunk: emailChunk });
     // A's call, on the mobile project.
@@ -108,7 +120,10 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
     // B, on both projects.
     for (const project of [web, mobile]) {
       const sessionId = newSessionId();
-      await ingest(project, await chunkOf('recording-seq-0', sessionId, { id: 'user-b', email: 'bob@example.com' }));
+      await ingest(
+        project,
+        await chunkOf('recording-seq-0', sessionId, { id: 'user-b', email: 'bob@example.com' }),
+      );
       sessionsOfB.push(sessionId);
     }
     // A in another organization: not this organization's to export.
@@ -130,7 +145,9 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
     expect(expectJson(await send('POST', url, member, { userId: 'user-a' }), 403).code).toBe('unauthorized');
     expect(expectJson(await send('POST', url, viewer, { userId: 'user-a' }), 403).code).toBe('unauthorized');
     expect(expectJson(await send('POST', url, outsider, { userId: 'user-a' }), 404).code).toBe('not_found');
-    expect(expectJson(await send('POST', url, web.headers, { userId: 'user-a' }), 403).code).toBe('unauthorized');
+    expect(expectJson(await send('POST', url, web.headers, { userId: 'user-a' }), 403).code).toBe(
+      'unauthorized',
+    );
     expect(expectJson(await send('GET', url, member), 403).code).toBe('unauthorized');
     const count = await test.database.database
       .selectFrom('dsar_requests')
@@ -178,7 +195,10 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
 
     // The index describes every part, and only those.
     expect(index.format).toBe('svc-dsar/1');
-    expect(index.request).toMatchObject({ id: created.id, subject: { userId: 'user-a', email: 'ada@example.com' } });
+    expect(index.request).toMatchObject({
+      id: created.id,
+      subject: { userId: 'user-a', email: 'ada@example.com' },
+    });
     expect(index.parts.map((part) => part.path).sort()).toEqual(
       Object.keys(files)
         .filter((path) => path !== 'index.json')
@@ -212,7 +232,9 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
           .map((line) => JSON.parse(line));
       const events = lines(`${base}/events.jsonl`);
       expect(events).toEqual(
-        sent.flatMap((one) => one.chunk.events.map((event: Json, index: number) => ({ seq: one.seq, index, event }))),
+        sent.flatMap((one) =>
+          one.chunk.events.map((event: Json, index: number) => ({ seq: one.seq, index, event })),
+        ),
       );
       const sentOfType = (type: string) =>
         sent.flatMap((one) => one.chunk.events.filter((event: Json) => event.type === type));
@@ -228,14 +250,18 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
     expect(callParts.length).toBe(ready.manifest.totals.calls);
     for (const part of callParts) {
       expect(part.sessionId).toBe(callSessionOfA);
-      const shown = expectJson(await test.app.inject({ url: `/v1/calls/${part.callId}`, headers: mobile.headers }), 200);
+      const shown = expectJson(
+        await test.app.inject({ url: `/v1/calls/${part.callId}`, headers: mobile.headers }),
+        200,
+      );
       expect(JSON.parse(text(part.path))).toEqual(shown);
     }
     // Nothing of B, nothing of the other organization.
     const everything = Object.keys(files)
       .map((path) => `${path}\n${text(path)}`)
       .join('\n');
-    for (const sessionId of [...sessionsOfB, ...sessionsElsewhere]) expect(everything).not.toContain(sessionId);
+    for (const sessionId of [...sessionsOfB, ...sessionsElsewhere])
+      expect(everything).not.toContain(sessionId);
     expect(everything).not.toContain('user-b');
     expect(everything).not.toContain('bob@example.com');
     expect(everything).not.toContain(elsewhere.project.id);
@@ -261,33 +287,47 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
     expect(JSON.stringify(audit)).not.toContain('user-a');
 
     // A member may not download it; another organization does not see it.
-    expect(expectJson(await send('GET', `/v1/orgs/${orgId}/dsar/${created.id}/archive`, member), 403).code).toBe(
-      'unauthorized',
-    );
+    expect(
+      expectJson(await send('GET', `/v1/orgs/${orgId}/dsar/${created.id}/archive`, member), 403).code,
+    ).toBe('unauthorized');
     const otherOrg = elsewhere.project.organization_id;
     expect(expectJson(await send('GET', `/v1/orgs/${otherOrg}/dsar/${created.id}`, outsider), 404).code).toBe(
       'not_found',
     );
-    expect(expectJson(await send('GET', `/v1/orgs/${orgId}/dsar/dsar_nothing`, owner), 404).code).toBe('not_found');
+    expect(expectJson(await send('GET', `/v1/orgs/${orgId}/dsar/dsar_nothing`, owner), 404).code).toBe(
+      'not_found',
+    );
   });
 
   it('lists requests newest first in pages', async () => {
     for (const email of ['one@example.com', 'two@example.com'])
       expectJson(await send('POST', `/v1/orgs/${orgId}/dsar`, owner, { email }), 202);
     const first = expectJson(await send('GET', `/v1/orgs/${orgId}/dsar?limit=2`, owner), 200);
-    expect(first.items.map((item: Json) => item.subject.email)).toEqual(['two@example.com', 'one@example.com']);
+    expect(first.items.map((item: Json) => item.subject.email)).toEqual([
+      'two@example.com',
+      'one@example.com',
+    ]);
     expect(first.nextCursor).toEqual(expect.any(String));
     const second = expectJson(
-      await send('GET', `/v1/orgs/${orgId}/dsar?limit=2&cursor=${encodeURIComponent(first.nextCursor)}`, owner),
+      await send(
+        'GET',
+        `/v1/orgs/${orgId}/dsar?limit=2&cursor=${encodeURIComponent(first.nextCursor)}`,
+        owner,
+      ),
       200,
     );
     expect(second.items.map((item: Json) => item.subject.userId)).toEqual(['user-a']);
     expect(second.nextCursor).toBeUndefined();
-    expect(expectJson(await send('GET', `/v1/orgs/${orgId}/dsar?cursor=nonsense`, owner), 400).code).toBe('invalid');
+    expect(expectJson(await send('GET', `/v1/orgs/${orgId}/dsar?cursor=nonsense`, owner), 400).code).toBe(
+      'invalid',
+    );
     // Someone who sent nothing: ready, with nothing in it.
     await runJobs();
     const nobody = expectJson(await send('GET', `/v1/orgs/${orgId}/dsar/${first.items[0].id}`, owner), 200);
-    expect(nobody).toMatchObject({ status: 'ready', manifest: { totals: { sessions: 0, calls: 0 }, projects: [] } });
+    expect(nobody).toMatchObject({
+      status: 'ready',
+      manifest: { totals: { sessions: 0, calls: 0 }, projects: [] },
+    });
     const files = unzipSync(
       new Uint8Array((await send('GET', `/v1/orgs/${orgId}/dsar/${nobody.id}/archive`, owner)).rawPayload),
     );
@@ -295,7 +335,10 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
   });
 
   it('stops serving the archive once it expired, and forgets whom it was about', async () => {
-    const created = expectJson(await send('POST', `/v1/orgs/${orgId}/dsar`, owner, { userId: 'user-a' }), 202);
+    const created = expectJson(
+      await send('POST', `/v1/orgs/${orgId}/dsar`, owner, { userId: 'user-a' }),
+      202,
+    );
     await runJobs();
     const archive = `/v1/orgs/${orgId}/dsar/${created.id}/archive`;
     expect((await send('GET', archive, owner)).statusCode).toBe(200);
