@@ -36,10 +36,10 @@ export interface DsarArchiveStores {
 }
 
 /** What a part of the archive holds. */
-export type DsarPartKind = 'session' | 'chunk' | 'events' | 'errors' | 'custom-events' | 'call';
+type DsarPartKind = 'session' | 'chunk' | 'events' | 'errors' | 'custom-events' | 'call';
 
 /** One entry of `index.json`. */
-export interface DsarIndexPart {
+interface DsarIndexPart {
   path: string;
   kind: DsarPartKind;
   projectId: string;

@@ -1,10 +1,10 @@
 import type { ColumnType, JSONColumnType, Selectable } from 'kysely';
 
 /** Where an access request is (migration 2026-12-22-dsar). */
-export type DsarStatus = 'queued' | 'running' | 'ready' | 'failed' | 'expired';
+type DsarStatus = 'queued' | 'running' | 'ready' | 'failed' | 'expired';
 
 /** One session of the subject, as the request's job found it. */
-export interface DsarManifestSession {
+interface DsarManifestSession {
   projectId: string;
   id: string;
   chunks: number;
@@ -13,7 +13,7 @@ export interface DsarManifestSession {
 }
 
 /** One call of the subject. */
-export interface DsarManifestCall {
+interface DsarManifestCall {
   projectId: string;
   id: string;
   sessionId: string;
