@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectJson, type Json } from '../../../test/http.ts';
 import { newSessionId, postChunk, validChunkFixture } from '../../../test/ingest-helpers.ts';
 import { personOf, type TestPerson } from '../../../test/people.ts';
+import { testStorage } from '../../../test/seed.ts';
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import type { DsarIndex } from './dsar-archive.ts';
@@ -368,5 +369,32 @@ describe.each(ENGINES)('access requests (DSAR) on %s', (engine) => {
     expect(shown).toMatchObject({ status: 'expired', subject: null, manifest: { totals: { sessions: 2 } } });
     expect(shown.downloadUrl).toBeUndefined();
     expect(expectJson(await send('GET', archive, owner), 410).code).toBe('not_found');
+  });
+
+  // Last: it loses a chunk of A.
+  it('never answers an archive that looks complete when a chunk cannot be read', async () => {
+    const created = expectJson(
+      await send('POST', `/v1/orgs/${orgId}/dsar`, owner, { userId: 'user-a' }),
+      202,
+    );
+    await runJobs();
+    const [lost] = sentOfA;
+    const row = await test.database.database
+      .selectFrom('chunks')
+      .select('blob_key')
+      .where('project_id', '=', lost?.projectId as string)
+      .where('session_id', '=', lost?.sessionId as string)
+      .where('seq', '=', lost?.seq as number)
+      .executeTakeFirstOrThrow();
+    await (await testStorage(test)).blobStore.delete(row.blob_key);
+    const response = await send('GET', `/v1/orgs/${orgId}/dsar/${created.id}/archive`, owner).catch(
+      (error: unknown) => error,
+    );
+    // The headers went before the chunk was read: the response is cut (inject rejects, as a real
+    // client sees its connection reset); a body, if any, is a zip cut short, never a complete one.
+    if (!(response instanceof Error))
+      expect(() => unzipSync(new Uint8Array((response as { rawPayload: Buffer }).rawPayload))).toThrow();
+    // The server goes on answering.
+    expectJson(await send('GET', `/v1/orgs/${orgId}/dsar/${created.id}`, owner), 200);
   });
 });
