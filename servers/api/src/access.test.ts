@@ -96,6 +96,10 @@ const ROUTES: Record<string, Requirement> = {
   'POST /v1/orgs/{orgId}/erasure': ADMIN,
   'GET /v1/orgs/{orgId}/erasure': ADMIN,
   'GET /v1/orgs/{orgId}/erasure/{erasureId}': ADMIN,
+  'POST /v1/orgs/{orgId}/dsar': ADMIN,
+  'GET /v1/orgs/{orgId}/dsar': ADMIN,
+  'GET /v1/orgs/{orgId}/dsar/{id}': ADMIN,
+  'GET /v1/orgs/{orgId}/dsar/{id}/archive': ADMIN,
   'GET /v1/orgs/{orgId}/projects': MEMBER,
   'POST /v1/orgs/{orgId}/projects': ADMIN,
   'GET /v1/orgs/{orgId}/tokens': ADMIN,
@@ -256,6 +260,7 @@ const WATCHED_TABLES = [
   'billing_accounts',
   'billing_events',
   'deployment_license',
+  'dsar_requests',
 ];
 
 let smtp: TestSmtpServer;

@@ -45,6 +45,9 @@ import { notifyAccountEvent, notifySecurityEvent } from './modules/notifications
 import notificationRoutes from './modules/notifications/routes.ts';
 import invitationRoutes from './modules/orgs/invitation-routes.ts';
 import organizationRoutes from './modules/orgs/routes.ts';
+import { releaseDsarLeases } from './modules/privacy/dsar-repository.ts';
+import dsarRoutes from './modules/privacy/dsar-routes.ts';
+import { createDsarWorker } from './modules/privacy/dsar-worker.ts';
 import erasureRoutes from './modules/privacy/erasure-routes.ts';
 import { projectAccess } from './modules/projects/access.ts';
 import { authenticateApiToken } from './modules/projects/api-tokens.ts';
@@ -195,6 +198,20 @@ async function app(fastify: FastifyInstance, services: Services) {
     onCreated: () => fastify.erasureWorker.wake(),
   }); // /v1/orgs/{orgId}/erasure
   await fastify.register(mcpRoutes); // /mcp (Streamable HTTP)
+  // Access requests of end users: their job runs with the other job workers (SVC_CALL_WORKER).
+  const dsarWorker = createDsarWorker({
+    database: fastify.database,
+    log: fastify.log.child({ worker: 'dsar' }),
+  });
+  if (services.configuration.callWorker) {
+    fastify.addHook('onReady', async () => {
+      // The embedded store is one process: a lease still held is from a process that died.
+      if (services.configuration.database.engine === 'pglite') await releaseDsarLeases(fastify.database);
+      dsarWorker.start();
+    });
+    fastify.addHook('onClose', async () => dsarWorker.stop());
+  }
+  await fastify.register(dsarRoutes, { prefix: '/v1/orgs', onQueued: () => dsarWorker.wake() }); // /v1/orgs/{orgId}/dsar
   // /v1/search; a question in words goes through the model (ai), passed in.
   await fastify.register(searchRoutes, { interpret: questionInterpreter(fastify) });
 

@@ -7,6 +7,7 @@ import { createTestApp, type TestApp } from '../test/test-app.ts';
 import { ENGINES } from '../test/test-database.ts';
 import { createSession, insertUser } from './modules/accounts/repository.ts';
 import { queueAiJob } from './modules/ai/index.ts';
+import { createDsarWorker } from './modules/privacy/dsar-worker.ts';
 
 // What reasonable HTTP clients send, on every route the OpenAPI document lists: an empty body
 // with `Content-Type: application/json`, charset parameters, `+json` and `text/plain` types,
@@ -198,6 +199,9 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
     ).id;
     // The relay fallback of the recorded calls opened a cluster: its cluster.created is in the inbox.
     ids.inbox = (await ok('GET', '/v1/inbox')).items[0].id;
+    // An access request of the organization about the session's end user, gathered (modules/privacy).
+    ids.dsar = (await ok('POST', `/v1/orgs/${ids.orgs}/dsar`, { userId: 'u_8842' })).id;
+    await createDsarWorker({ database, log: test.app.log }).runUntilIdle();
   });
   afterAll(async () => {
     await test?.close();

@@ -4,7 +4,8 @@ import { randomBytesFromPool } from './crypto/random-pool.ts';
 /**
  * The id prefixes of PROTOCOL.md (plus server-side records: `shr_` share links, `usr_` users,
  * `sgn_` signed-in sessions, `inv_` invitations, `aud_` audit entries, `fnl_` funnels, `smf_` source map files,
- * `job_` AI jobs, `dig_` digests, `fb_` AI feedback, `era_` erasure requests).
+ * `job_` AI jobs, `dig_` digests, `fb_` AI feedback, `era_` erasure requests, `dsar_` access
+ * requests).
  */
 export type IdPrefix =
   | 'org'
@@ -26,7 +27,8 @@ export type IdPrefix =
   | 'job'
   | 'dig'
   | 'fb'
-  | 'era';
+  | 'era'
+  | 'dsar';
 
 // ulid's own PRNG calls `crypto.getRandomValues` once per character (16 calls, ~0.2 ms an id);
 // the same CSPRNG bytes come from the pool.

@@ -11,6 +11,7 @@ export {
 export {
   callOverview,
   DEFAULT_CALLS_LIMIT,
+  findCallDetail,
   findCallsPage,
   findSessionFindings,
   MAX_CALLS_LIMIT,
@@ -21,4 +22,4 @@ export {
   type CallsStepResult,
   planCalls,
 } from './calls-step.ts';
-export { callSummarySchema, toCallSummary } from './views.ts';
+export { callSummarySchema, toCallDetail, toCallSummary } from './views.ts';

@@ -10,6 +10,7 @@ import { createTestApp, type TestApp, type TestProject } from '../../../test/tes
 import { ENGINES } from '../../../test/test-database.ts';
 import { type BlobStore, createS3BlobStore } from '../../platform/blob-store/index.ts';
 import { startS3rver } from '../../platform/blob-store/s3rver-fixture.ts';
+import { createDsarWorker } from './dsar-worker.ts';
 import { runErasureStep } from './index.ts';
 
 // Erasure end to end (issue 25): an end user's sessions go in through ingest and processing, the
@@ -257,6 +258,22 @@ describe.each(ENGINES.flatMap((engine) => (['file', 's3'] as const).map((store) 
       // The erasure: refused to a member, accepted from an admin, carried out by the worker.
       const member = await personOf(database, organizationId, 'member');
       const admin = await personOf(database, organizationId, 'admin');
+      // An access request for the same person lists the same sessions the erasure will delete.
+      const access = await send(test, 'POST', `/v1/orgs/${organizationId}/dsar`, admin.headers, {
+        userId: ADA.id,
+        email: ADA.email,
+      });
+      expect(access.statusCode, access.body).toBe(202);
+      await createDsarWorker({ database, log: test.app.log }).runUntilIdle();
+      const gathered = await database
+        .selectFrom('dsar_requests')
+        .select('manifest')
+        .where('id', '=', (access.json() as { id: string }).id)
+        .executeTakeFirstOrThrow();
+      expect(gathered.manifest?.sessions.map((session) => session.id).sort()).toEqual(
+        [adaSession, adaAnonymous, adaElsewhere].sort(),
+      );
+
       const refused = await send(test, 'POST', `/v1/orgs/${organizationId}/erasure`, member.headers, {
         userId: ADA.id,
       });
@@ -294,7 +311,7 @@ describe.each(ENGINES.flatMap((engine) => (['file', 's3'] as const).map((store) 
         blobs: 4,
         blobs_removed: 4,
       });
-      expect(receipt.receipt).toMatchObject({ spans: 2, log_records: 1 });
+      expect(receipt.receipt).toMatchObject({ spans: 2, log_records: 1, dsar_requests: 1 });
       expect(receipt.receipt.call_tracks).toBeGreaterThan(0);
       expect(receipt.receipt.cluster_occurrences).toBeGreaterThan(0);
       expect(receipt.receipt.notification_events).toBeGreaterThan(0);

@@ -7,6 +7,7 @@ import type { ErasureRequest } from '../../platform/database/tables/privacy.tabl
 import { createId } from '../../platform/ids.ts';
 import { createPollingLoop, type PollingLoop } from '../../platform/jobs/polling-loop.ts';
 import { addRemoved, deleteSessions, drainBlobDeletions, type Removed } from './delete-sessions.ts';
+import { subjectSessions } from './subject.ts';
 
 /** Whose data: the user id given to `identify`, the e-mail address, or both (either matches). */
 export interface ErasureSubject {
@@ -85,48 +86,6 @@ export async function createErasure(
     .executeTakeFirstOrThrow();
 }
 
-/** Sessions of the subject in one project: by user id or e-mail, and the other sessions of their visits. */
-async function subjectSessions(
-  executor: Transaction<Database>,
-  organizationId: string,
-  subject: { userId: string | null; email: string | null },
-  limit: number,
-): Promise<Array<{ project_id: string; id: string }>> {
-  const userId = subject.userId;
-  const email = subject.email;
-  const matches = sql.join(
-    [
-      ...(userId === null
-        ? []
-        : [
-            sql`select project_id, id, visit_id from sessions
-                where project_id in (select id from org_projects) and user_id = ${userId}`,
-            sql`select sessions.project_id, sessions.id, sessions.visit_id from calls
-                join sessions on sessions.project_id = calls.project_id and sessions.id = calls.session_id
-                where calls.project_id in (select id from org_projects) and calls.end_user_id = ${userId}`,
-          ]),
-      ...(email === null
-        ? []
-        : [
-            sql`select project_id, id, visit_id from sessions
-                where project_id in (select id from org_projects) and lower(user_email) = ${email}`,
-          ]),
-    ],
-    sql` union `,
-  );
-  const result = await sql<{ project_id: string; id: string }>`
-    with org_projects as (select id from projects where organization_id = ${organizationId}),
-    matched as (${matches})
-    select project_id, id from matched
-    union
-    select sessions.project_id, sessions.id from sessions
-    join (select distinct project_id, visit_id from matched where visit_id is not null) as visits
-      on sessions.project_id = visits.project_id and sessions.visit_id = visits.visit_id
-    order by 1, 2
-    limit ${limit}`.execute(executor);
-  return result.rows;
-}
-
 /**
  * Deletes what mentions the erased sessions or the subject outside the sessions' own rows: inbox
  * notifications and their deliveries (a custom event's or a leak report's envelope names the
@@ -189,6 +148,37 @@ async function deleteMentions(
     .executeTakeFirst();
   removed.ai_jobs = Number(jobs.numDeletedRows);
   return removed;
+}
+
+/**
+ * Ends the organization's access requests (DSAR) for the same person: expired at once, whom they
+ * were about forgotten, their lists of sessions and calls emptied (what they listed is erased).
+ */
+async function forgetAccessRequests(
+  transaction: Transaction<Database>,
+  organizationId: string,
+  subject: { user_id: string | null; email: string | null },
+): Promise<Removed> {
+  const matches = [
+    ...(subject.user_id === null ? [] : [sql<boolean>`subject_user_id = ${subject.user_id}`]),
+    ...(subject.email === null ? [] : [sql<boolean>`lower(subject_email) = ${subject.email}`]),
+  ];
+  if (matches.length === 0) return {};
+  const updated = await transaction
+    .updateTable('dsar_requests')
+    .set({
+      status: 'expired',
+      subject_user_id: null,
+      subject_email: null,
+      manifest: sql<string>`case when manifest is null then null
+        else jsonb_set(jsonb_set(manifest, '{sessions}', '[]'::jsonb), '{calls}', '[]'::jsonb) end`,
+      locked_until: null,
+      updated_at: new Date(),
+    })
+    .where('organization_id', '=', organizationId)
+    .where(sql<boolean>`(${sql.join(matches, sql` or `)})`)
+    .executeTakeFirst();
+  return { dsar_requests: Number(updated.numUpdatedRows) };
 }
 
 /**
@@ -256,12 +246,11 @@ export async function runErasureStep(
       .skipLocked()
       .executeTakeFirst();
     if (request === undefined) return undefined;
-    const sessions = await subjectSessions(
-      transaction,
-      request.organization_id,
-      { userId: request.user_id, email: request.email },
-      STEP_SESSIONS,
-    );
+    const sessions = (
+      await sql<{ project_id: string; id: string }>`
+        ${subjectSessions(request.organization_id, { userId: request.user_id, email: request.email })}
+        order by 1, 2 limit ${STEP_SESSIONS}`.execute(transaction)
+    ).rows;
     const removed: Removed = {};
     const byProject = new Map<string, string[]>();
     for (const session of sessions)
@@ -287,6 +276,7 @@ export async function runErasureStep(
         .select('id')
         .where('organization_id', '=', request.organization_id)
         .execute();
+      addRemoved(removed, await forgetAccessRequests(transaction, request.organization_id, request));
       for (const project of projects) {
         addRemoved(removed, await deleteMentions(transaction, project.id, identifiers));
         addRemoved(removed, await deleteTelemetryNaming(transaction, project.id, identifiers));

@@ -2,6 +2,7 @@
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
 export { type ChunkReadLog, chunkEvents, readChunkBytes } from './chunk-reader.ts';
+export { loadSessionDetail } from './detail.ts';
 export { sessionIdSchema } from './query.ts';
 export { readBody } from './request-body.ts';
 export {

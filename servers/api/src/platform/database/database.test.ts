@@ -106,6 +106,7 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'usage_reports',
         'blob_deletions',
         'erasure_requests',
+        'dsar_requests',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

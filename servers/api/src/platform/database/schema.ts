@@ -25,6 +25,7 @@ import type {
 import type { CallProgressTable, CallSeriesPiecesTable } from './tables/call-progress.table.ts';
 import type { CallFindingsTable, CallItemsTable, CallsTable, CallTracksTable } from './tables/calls.table.ts';
 import type { ChunksTable } from './tables/chunks.table.ts';
+import type { DsarRequestsTable } from './tables/dsar.table.ts';
 import type {
   ClickFactsTable,
   FunnelsTable,
@@ -134,4 +135,5 @@ export interface Database {
   leak_radar_reports: LeakRadarReportsTable;
   blob_deletions: BlobDeletionsTable;
   erasure_requests: ErasureRequestsTable;
+  dsar_requests: DsarRequestsTable;
 }
