@@ -44,7 +44,7 @@ const BY_SESSION = [
  * rows and every row derived from them (chunks, signals, calls with their tracks, series pieces,
  * items and findings, processing, facts and archiving jobs and progress, page views and clicks,
  * archived assets only they referenced, share links, spans and log records sent with their id,
- * the AI's explanations of them), issue occurrences with their clusters corrected (first and last
+ * the AI's explanations of them and ratings of those), issue occurrences with their clusters corrected (first and last
  * seen recomputed, a cluster left with no occurrence deleted), and queues their blobs in
  * `blob_deletions`, which {@link drainBlobDeletions} removes once this commits. Their stored bytes
  * are metered as removed (negative `stored_bytes`) on the day `now` falls on; the other usage
@@ -140,6 +140,13 @@ export async function deleteSessions(
     .where(sql<string>`input->>'sessionId'`, 'in', ids)
     .executeTakeFirst();
   removed.ai_jobs = Number(explanations.numDeletedRows);
+  // Ratings of the AI's answers about these sessions (their comments may quote them).
+  const feedback = await transaction
+    .deleteFrom('ai_feedback')
+    .where('project_id', '=', projectId)
+    .where('subject_id', 'in', ids)
+    .executeTakeFirst();
+  removed.ai_feedback = Number(feedback.numDeletedRows);
   const deletedSessions = await transaction
     .deleteFrom('sessions')
     .where('project_id', '=', projectId)

@@ -10,6 +10,7 @@ import { createTestApp, type TestApp, type TestProject } from '../../../test/tes
 import { ENGINES } from '../../../test/test-database.ts';
 import { type BlobStore, createS3BlobStore } from '../../platform/blob-store/index.ts';
 import { startS3rver } from '../../platform/blob-store/s3rver-fixture.ts';
+import { createId } from '../../platform/ids.ts';
 import { createDsarWorker } from './dsar-worker.ts';
 import { runErasureStep } from './index.ts';
 
@@ -258,6 +259,19 @@ describe.each(ENGINES.flatMap((engine) => (['file', 's3'] as const).map((store) 
       // The erasure: refused to a member, accepted from an admin, carried out by the worker.
       const member = await personOf(database, organizationId, 'member');
       const admin = await personOf(database, organizationId, 'admin');
+      // A rating of the AI's answer about Ada's session.
+      await database
+        .insertInto('ai_feedback')
+        .values({
+          project_id: test.first.project.id,
+          id: createId('fb'),
+          feature: 'summary',
+          subject_id: adaSession,
+          rating: 'down',
+          comment: 'the summary missed the failed call',
+          created_by: `user:${admin.userId}`,
+        })
+        .execute();
       // An access request for the same person lists the same sessions the erasure will delete.
       const access = await send(test, 'POST', `/v1/orgs/${organizationId}/dsar`, admin.headers, {
         userId: ADA.id,
@@ -311,7 +325,7 @@ describe.each(ENGINES.flatMap((engine) => (['file', 's3'] as const).map((store) 
         blobs: 4,
         blobs_removed: 4,
       });
-      expect(receipt.receipt).toMatchObject({ spans: 2, log_records: 1, dsar_requests: 1 });
+      expect(receipt.receipt).toMatchObject({ spans: 2, log_records: 1, dsar_requests: 1, ai_feedback: 1 });
       expect(receipt.receipt.call_tracks).toBeGreaterThan(0);
       expect(receipt.receipt.cluster_occurrences).toBeGreaterThan(0);
       expect(receipt.receipt.notification_events).toBeGreaterThan(0);
