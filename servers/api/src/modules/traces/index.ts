@@ -1,4 +1,4 @@
 // Traces: OpenTelemetry spans and log records over OTLP/HTTP, and a session's trace trees.
 // Other modules import this module only through this file (servers/api/README.md, Layout).
 
-export { createTelemetryRetentionWorker, sweepExpiredTelemetry } from './retention.ts';
+export { sweepExpiredTelemetry } from './retention.ts';

@@ -1,12 +1,7 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/database/schema.ts';
-import { createPollingLoop, type PollingLoop } from '../../platform/jobs/polling-loop.ts';
 import { readSettings } from '../projects/index.ts';
 import { deleteExpiredTelemetry, RETENTION_BATCH_ROWS } from './repository.ts';
-
-/** How often a server process sweeps expired telemetry when nothing is left to delete. */
-const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 /**
  * Deletes every project's spans and log records older than its `traces.retentionDays` setting
@@ -44,34 +39,4 @@ export async function sweepExpiredTelemetry(
     total.more ||= deleted.spans === batchRows || deleted.logRecords === batchRows;
   }
   return total;
-}
-
-/**
- * The telemetry retention sweep of a server process: {@link sweepExpiredTelemetry} when started,
- * batch after batch while rows are due, then every hour (`pollMs`). Any number of processes may
- * run one: a row is deleted once.
- *
- * @example
- * ```ts
- * const worker = createTelemetryRetentionWorker({ database, log });
- * worker.start();
- * ```
- */
-export function createTelemetryRetentionWorker(
-  dependencies: { database: Kysely<Database>; log: FastifyBaseLogger; now?: () => Date },
-  options: { pollMs?: number; batchRows?: number } = {},
-): PollingLoop {
-  const now = dependencies.now ?? (() => new Date());
-  return createPollingLoop(
-    async () => {
-      const swept = await sweepExpiredTelemetry(dependencies.database, now(), options.batchRows);
-      const ran = swept.spans + swept.logRecords;
-      if (ran > 0) dependencies.log.info(swept, `deleted ${ran} expired span(s) and log record(s)`);
-      return { ran, more: swept.more };
-    },
-    {
-      pollMs: options.pollMs ?? SWEEP_EVERY_MS,
-      onError: (error) => dependencies.log.error({ err: error }, 'could not delete expired telemetry'),
-    },
-  );
 }

@@ -13,7 +13,7 @@ import { newSessionId, postChunk, rewriteChunk, validChunkFixture } from '../../
 import { createTestApp, type TestApp, type TestProject } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
 import { createApiTokenRecord } from '../projects/api-tokens.ts';
-import { createTelemetryRetentionWorker, sweepExpiredTelemetry } from './index.ts';
+import { sweepExpiredTelemetry } from './index.ts';
 import { encodeExportResponse } from './otlp.ts';
 
 // OTLP/HTTP intake with the real OpenTelemetry SDK and its exporters (protobuf and JSON) against
@@ -464,13 +464,11 @@ describe.each(ENGINES)('OpenTelemetry traces on %s', (engine) => {
     expect(first).toMatchObject({ more: true });
     expect(await countRows(project.project.id)).toEqual({ spans: 16, logs: 16 });
 
-    const worker = createTelemetryRetentionWorker(
-      { database: test.database.database, log: test.app.log, now: () => now },
-      { batchRows: 10 },
-    );
-    expect(await worker.runUntilIdle()).toBeGreaterThanOrEqual(30);
+    // Sweeping again while more are due (as the privacy module's retention worker does) ends it.
+    let sweeps = 1;
+    while ((await sweepExpiredTelemetry(test.database.database, now, 10)).more) sweeps += 1;
+    expect(sweeps).toBeGreaterThanOrEqual(2);
     expect(await countRows(project.project.id)).toEqual({ spans: 1, logs: 1 });
-    await worker.stop();
   });
 });
 
