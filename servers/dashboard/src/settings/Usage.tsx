@@ -148,7 +148,7 @@ export function UsagePage() {
       ) : (
         <>
           <ThisMonth month={month} />
-          <CapsForm key={JSON.stringify(month.ownCaps)} month={month} />
+          <CapsForm month={month} />
         </>
       )}
       <RangeSection
@@ -245,16 +245,20 @@ function textOf(amount: number | null, unit: number): string {
   return unit === 1 ? String(amount) : String(Number((amount / unit).toFixed(3)));
 }
 
+function textsOf(caps: Caps): Record<CappedMetric, string> {
+  return {
+    sessions: textOf(caps.sessions, 1),
+    storedBytes: textOf(caps.storedBytes, GIB),
+    aiTokens: textOf(caps.aiTokens, 1),
+  };
+}
+
 /** The organization's own caps: `PATCH /v1/orgs/{orgId}/billing/caps`; read-only for members and viewers. */
 function CapsForm({ month }: { month: UsageMonth }) {
   const { organization } = useWorkspace();
   const queryClient = useQueryClient();
   const editable = administers(organization.role);
-  const [draft, setDraft] = useState<Record<CappedMetric, string>>(() => ({
-    sessions: textOf(month.ownCaps.sessions, 1),
-    storedBytes: textOf(month.ownCaps.storedBytes, GIB),
-    aiTokens: textOf(month.ownCaps.aiTokens, 1),
-  }));
+  const [draft, setDraft] = useState(() => textsOf(month.ownCaps));
   const [saved, setSaved] = useState<string>();
   const hintId = useId();
   const problemId = useId();
@@ -262,7 +266,9 @@ function CapsForm({ month }: { month: UsageMonth }) {
     mutationFn: (caps: Record<CappedMetric, number | string | null>) =>
       api<UsageMonth>('PATCH', `/v1/orgs/${organization.id}/billing/caps`, caps),
     onMutate: () => setSaved(undefined),
-    onSuccess: async () => {
+    onSuccess: async (updated) => {
+      // The form goes on from what the server stored.
+      setDraft(textsOf(updated.ownCaps));
       await queryClient.invalidateQueries({ queryKey: ['settings', 'usage', organization.id] });
       setSaved(`Saved: ${organization.name}'s own caps are set.`);
     },
