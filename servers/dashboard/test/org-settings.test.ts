@@ -269,13 +269,13 @@ describe('privacy', () => {
     // The page reads the list again while a request is under way.
     await expect.poll(() => rows.first().getByTestId('erasure-status').textContent()).toMatch(/^Completed/);
     expect(await rows.first().getByTestId('erasure-sessions').textContent()).toBe('1');
-    await rows
-      .first()
-      .getByText(/removed/)
-      .click();
+    await rows.first().getByText('What was removed').click();
     const receipt = rows.first().getByRole('list', { name: /^Receipt of / });
-    expect(await receipt.locator('li[data-table="sessions"]').textContent()).toBe('sessions: 1');
-    expect(await receipt.locator('li[data-table="chunks"]').textContent()).toBe('chunks: 1');
+    expect(await receipt.locator('li[data-table="sessions"]').textContent()).toBe('sessions: 1 row');
+    expect(await receipt.locator('li[data-table="chunks"]').textContent()).toBe('chunks: 1 row');
+    expect(await receipt.locator('li[data-table="blobs_removed"]').textContent()).toMatch(
+      /^\d+ stored files removed$/,
+    );
     await expectAccessible(page);
 
     // Ada's session is gone; Bob's stays.

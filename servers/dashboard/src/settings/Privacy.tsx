@@ -279,20 +279,31 @@ function ErasureList() {
   );
 }
 
-/** What was removed, per table (folded: a receipt lists a line per table). */
+/** The receipt's lines that are not rows of a table. */
+const RECEIPT_WORDS: Record<string, string> = {
+  blobs: 'stored files queued for removal',
+  blobs_removed: 'stored files removed',
+};
+
+/** What was removed: rows per table, and stored files (folded: a receipt has a line per table). */
 function Receipt({ request }: { request: ErasureRequest }) {
   const entries = Object.entries(request.receipt).filter(([, count]) => count > 0);
   if (entries.length === 0) return <>{request.status === 'completed' ? 'Nothing to remove' : '—'}</>;
-  const total = entries.reduce((sum, [, count]) => sum + count, 0);
   return (
     <details className="settings-receipt">
       <summary>
-        {total.toLocaleString()} removed <span className="visually-hidden">by request {request.id}</span>
+        What was removed <span className="visually-hidden">by request {request.id}</span>
       </summary>
       <ul aria-label={`Receipt of ${request.id}`}>
         {entries.map(([table, count]) => (
           <li key={table} data-table={table}>
-            <code>{table}</code>: {count.toLocaleString()}
+            {RECEIPT_WORDS[table] === undefined ? (
+              <>
+                <code>{table}</code>: {count.toLocaleString()} {count === 1 ? 'row' : 'rows'}
+              </>
+            ) : (
+              `${count.toLocaleString()} ${RECEIPT_WORDS[table]}`
+            )}
           </li>
         ))}
       </ul>
