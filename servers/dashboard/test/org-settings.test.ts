@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runErasureStep } from '../../api/src/modules/privacy/index.ts';
 import { newSessionId, postChunk, rewriteChunk, validChunkFixture } from '../../api/test/ingest-helpers.ts';
 import { testStorage } from '../../api/test/seed.ts';
+import { startStripeStandIn } from '../../api/test/stripe-stand-in.ts';
 import type { TestProject } from '../../api/test/test-app.ts';
 import { type Dashboard, expectAccessible, startDashboard } from './harness.ts';
 
@@ -124,6 +125,22 @@ describe('usage', () => {
     await page.getByText('Nothing was used in this range.').waitFor();
     expect(new URL(page.url()).searchParams.get('from')).toBe('2020-01-01');
 
+    // The server refuses what the page does not offer, even with the browser's CSRF token.
+    const me = (await (await page.context().request.get('/v1/me')).json()) as { csrfToken: string };
+    const headers = { 'x-service-csrf': me.csrfToken };
+    const forged = [
+      await page.context().request.patch(`/v1/orgs/${organizationId}/billing/caps`, {
+        headers,
+        data: { sessions: 1 },
+      }),
+      await page.context().request.post(`/v1/orgs/${organizationId}/erasure`, {
+        headers,
+        data: { userId: ada.userId },
+      }),
+      await page.context().request.get(`/v1/orgs/${organizationId}/billing`),
+    ];
+    expect(forged.map((answer) => answer.status())).toEqual([403, 403, 403]);
+
     // Billing and privacy, opened by URL, say who they are for and ask the API nothing.
     await page.goto(path('billing'));
     await page
@@ -225,6 +242,89 @@ describe('billing', () => {
     expect(errors).toEqual([]);
     await page.context().close();
   });
+});
+
+describe('billing with Stripe (a stand-in for its API)', () => {
+  it('an owner subscribes to a purchasable plan and opens the portal, each at the URL answered; invoices are listed; an admin only reads', async () => {
+    const stripe = await startStripeStandIn();
+    stripe.prices.add('price_team_monthly');
+    const selling = await startDashboard({
+      environment: {
+        SVC_STRIPE_SECRET_KEY: stripe.secretKey,
+        SVC_STRIPE_WEBHOOK_SECRET: 'whsec_dashboard_test',
+        SVC_STRIPE_PRICES: 'team:price_team_monthly',
+        SVC_STRIPE_API_BASE: stripe.apiBase,
+      },
+    });
+    try {
+      const orgId = selling.test.first.project.organization_id;
+      const { page, context, errors } = await selling.open(`/settings/billing`, { as: selling.people.owner });
+      page.setDefaultTimeout(10_000);
+      // Stripe's pages cannot load here: the browser is answered in their place.
+      await context.route(/^https:\/\/(checkout|billing)\.stripe\.com\//, (route) =>
+        route.fulfill({ contentType: 'text/html', body: '<title>Stripe</title>' }),
+      );
+      await page.getByTestId('billing-plan').waitFor();
+      expect(await page.getByTestId('billing-not-configured').count()).toBe(0);
+      expect(await page.getByText('No invoices yet.').count()).toBe(1);
+      // Team is the one plan with a price.
+      expect(await page.getByRole('button', { name: /^Subscribe to/ }).allTextContents()).toEqual([
+        'Subscribe to Team',
+      ]);
+      await expectAccessible(page);
+      await page.getByRole('button', { name: 'Subscribe to Team' }).click();
+      await page.waitForURL(/^https:\/\/checkout\.stripe\.com\/c\/pay\//);
+      const checkout = stripe.received.find((request) => request.path === '/v1/checkout/sessions');
+      expect(checkout?.form['line_items[0][price]']).toBe('price_team_monthly');
+
+      // Stripe's webhook would record the subscription; here it is written as it would be.
+      const customer = [...stripe.customers.keys()][0] ?? '';
+      await selling.test.database.database
+        .updateTable('billing_accounts')
+        .set({ subscription_id: 'sub_dashboard', plan: 'team', status: 'active' })
+        .where('organization_id', '=', orgId)
+        .execute();
+      stripe.invoices.push({
+        id: 'in_dashboard_1',
+        object: 'invoice',
+        customer,
+        number: 'SVC-0042',
+        status: 'paid',
+        amount_due: 1999,
+        amount_paid: 1999,
+        currency: 'usd',
+        created: Math.floor(Date.now() / 1000),
+        hosted_invoice_url: 'https://invoice.stripe.com/i/in_dashboard_1',
+        invoice_pdf: 'https://pay.stripe.com/invoice/in_dashboard_1/pdf',
+      });
+      await page.goto(`${selling.base}/settings/billing`);
+      await page.getByTestId('billing-subscription').filter({ hasText: 'active' }).waitFor();
+      expect(await page.getByTestId('billing-plan').textContent()).toContain('Team');
+      const invoice = page.getByRole('row', { name: /SVC-0042/ });
+      expect(await invoice.textContent()).toContain('$19.99');
+      expect(await invoice.getByRole('link', { name: 'PDF of invoice SVC-0042' }).getAttribute('href')).toBe(
+        'https://pay.stripe.com/invoice/in_dashboard_1/pdf',
+      );
+      // Subscribed: the plan changes in the portal.
+      expect(await page.getByRole('button', { name: /^Subscribe to/ }).count()).toBe(0);
+      await expectAccessible(page);
+      await page.getByRole('button', { name: 'Manage billing' }).click();
+      await page.waitForURL(/^https:\/\/billing\.stripe\.com\/p\/session\//);
+      expect(errors).toEqual([]);
+      await context.close();
+
+      // An admin reads the same page, with nothing to buy or manage.
+      const admin = await selling.open('/settings/billing', { as: selling.people.admin });
+      await admin.page.getByTestId('billing-subscription').filter({ hasText: 'active' }).waitFor();
+      await admin.page.getByText('Owners change the plan, payment methods and subscription.').waitFor();
+      expect(await admin.page.getByRole('button', { name: /Subscribe|Manage billing/ }).count()).toBe(0);
+      expect(admin.errors).toEqual([]);
+      await admin.context.close();
+    } finally {
+      await selling.close();
+      await stripe.close();
+    }
+  }, 120_000);
 });
 
 describe('privacy', () => {

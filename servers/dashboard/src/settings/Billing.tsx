@@ -60,6 +60,9 @@ interface Invoice {
   pdfUrl?: string;
 }
 
+/** A subscription in these states is paid for (or about to be): another checkout is refused. */
+const PAID_STATUSES = new Set(['active', 'trialing', 'past_due']);
+
 const PLAN_NAMES: Record<PlanName, string> = {
   free: 'Free',
   team: 'Team',
@@ -233,7 +236,8 @@ function PlansSection({ billing }: { billing: BillingView }) {
     onSuccess: ({ url }) => window.location.assign(url),
   });
   const owner = paysForTheOrganization(organization.role);
-  const canBuy = owner && billing.provider === 'stripe' && billing.subscription === undefined;
+  const subscribed = billing.subscription !== undefined && PAID_STATUSES.has(billing.subscription.status);
+  const canBuy = owner && billing.provider === 'stripe' && !subscribed;
   return (
     <section className="settings-section" aria-labelledby="billing-plans-title">
       <h2 id="billing-plans-title">Plans</h2>

@@ -152,6 +152,7 @@ export function UsagePage() {
         </>
       )}
       <RangeSection
+        key={`${from}/${to}`}
         from={from}
         to={to}
         usage={usage.data}
