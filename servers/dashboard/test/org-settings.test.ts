@@ -4,7 +4,7 @@ import { newSessionId, postChunk, rewriteChunk, validChunkFixture } from '../../
 import { testStorage } from '../../api/test/seed.ts';
 import { startStripeStandIn } from '../../api/test/stripe-stand-in.ts';
 import type { TestProject } from '../../api/test/test-app.ts';
-import { type Dashboard, expectAccessible, startDashboard } from './harness.ts';
+import { type Dashboard, expectAccessible, screenshot, startDashboard } from './harness.ts';
 
 // The organization's settings pages against the real server: usage shows what ingest metered,
 // per project, and the caps an admin sets (a refused one by its field); billing says the
@@ -200,6 +200,7 @@ describe('usage', () => {
     await page.getByTestId('recording-paused').waitFor();
     expect(await row.nth(2).textContent()).toBe('100 %');
     await expectAccessible(page);
+    await screenshot(page, 'settings-usage');
     await page.getByLabel('Sessions a month').fill('');
     await page.getByLabel('AI tokens a month').fill('');
     await page.getByRole('button', { name: 'Save caps' }).click();
@@ -308,6 +309,7 @@ describe('billing with Stripe (a stand-in for its API)', () => {
       // Subscribed: the plan changes in the portal.
       expect(await page.getByRole('button', { name: /^Subscribe to/ }).count()).toBe(0);
       await expectAccessible(page);
+      await screenshot(page, 'settings-billing');
       await page.getByRole('button', { name: 'Manage billing' }).click();
       await page.waitForURL(/^https:\/\/billing\.stripe\.com\/p\/session\//);
       expect(errors).toEqual([]);
@@ -372,6 +374,7 @@ describe('privacy', () => {
     await rows.first().getByText('What was removed').click();
     const receipt = rows.first().getByRole('list', { name: /^Receipt of / });
     expect(await receipt.locator('li[data-table="sessions"]').textContent()).toBe('sessions: 1 row');
+    await screenshot(page, 'settings-privacy');
     expect(await receipt.locator('li[data-table="chunks"]').textContent()).toBe('chunks: 1 row');
     expect(await receipt.locator('li[data-table="blobs_removed"]').textContent()).toMatch(
       /^\d+ stored files removed$/,

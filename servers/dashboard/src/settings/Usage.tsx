@@ -128,8 +128,8 @@ export function UsagePage() {
   const current = useQuery(usageOf({ from: '', to: '' }));
   const usage = useQuery(usageOf({ from, to }));
   function chooseRange(range: { from: string; to: string }) {
-    setParams((current) => {
-      const next = new URLSearchParams(current);
+    setParams((previous) => {
+      const next = new URLSearchParams(previous);
       for (const name of ['from', 'to'] as const)
         if (range[name] === '') next.delete(name);
         else next.set(name, range[name]);
