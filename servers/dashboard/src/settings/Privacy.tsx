@@ -280,9 +280,9 @@ function ErasureList() {
 }
 
 /** The receipt's lines that are not rows of a table. */
-const RECEIPT_WORDS: Record<string, string> = {
-  blobs: 'stored files queued for removal',
-  blobs_removed: 'stored files removed',
+const RECEIPT_WORDS: Record<string, [one: string, more: string]> = {
+  blobs: ['stored file queued for removal', 'stored files queued for removal'],
+  blobs_removed: ['stored file removed', 'stored files removed'],
 };
 
 /** What was removed: rows per table, and stored files (folded: a receipt has a line per table). */
@@ -302,7 +302,7 @@ function Receipt({ request }: { request: ErasureRequest }) {
                 <code>{table}</code>: {count.toLocaleString()} {count === 1 ? 'row' : 'rows'}
               </>
             ) : (
-              `${count.toLocaleString()} ${RECEIPT_WORDS[table]}`
+              `${count.toLocaleString()} ${RECEIPT_WORDS[table][count === 1 ? 0 : 1]}`
             )}
           </li>
         ))}
