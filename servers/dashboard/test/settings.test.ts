@@ -168,6 +168,7 @@ describe('project settings', () => {
       'Project',
       'Members',
       'AI',
+      'Usage',
       'Your profile',
     ]);
     await expectAccessible(page);

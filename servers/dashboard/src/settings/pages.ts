@@ -1,7 +1,10 @@
 // Every settings page, for the lazy chunk `routes.tsx` loads.
 export { AiSettingsPage } from './AiSettings.tsx';
 export { AuditLogPage } from './AuditLog.tsx';
+export { BillingPage } from './Billing.tsx';
 export { MembersPage } from './Members.tsx';
+export { PrivacyPage } from './Privacy.tsx';
 export { ProfilePage } from './Profile.tsx';
 export { ProjectSettingsPage } from './ProjectSettings.tsx';
 export { TokensPage } from './Tokens.tsx';
+export { UsagePage } from './Usage.tsx';

@@ -161,3 +161,36 @@ export function SelectField({
     </div>
   );
 }
+
+/**
+ * The API's refusal of a request's body, field by field: its validation message lists each
+ * problem as `/<field>: <reason>`, separated by `; ` (`Invalid body: /sessions: Too small…`).
+ * What names no field (a refusal of the whole body) is not in the answer.
+ */
+export function fieldProblems(message: string | undefined): Record<string, string> {
+  if (message === undefined) return {};
+  return Object.fromEntries(
+    [...message.matchAll(/(?:^|: |; )\/([A-Za-z]+): ([^;]*)/g)].map((match) => [match[1], match[2]]),
+  );
+}
+
+/**
+ * The props that tie a field to its problem (`aria-invalid`, and `aria-describedby` naming the
+ * problem's element, then its hint): spread them on the input.
+ */
+export function describedBy(problemId: string | undefined, hintId?: string) {
+  const ids = [problemId, hintId].filter((id) => id !== undefined).join(' ');
+  return {
+    ...(problemId === undefined ? {} : { 'aria-invalid': true as const }),
+    ...(ids === '' ? {} : { 'aria-describedby': ids }),
+  };
+}
+
+/** A field's problem, under the field, with the id its input points at. */
+export function FieldProblem({ id, field, children }: { id: string; field: string; children: ReactNode }) {
+  return (
+    <span className="error settings-field-problem" id={id} data-field-error={field}>
+      {children}
+    </span>
+  );
+}

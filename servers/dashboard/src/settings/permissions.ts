@@ -8,9 +8,17 @@ export function changesSettings(role: Role): boolean {
   return role === 'owner' || role === 'admin';
 }
 
-/** Organization administration: invitations, roles, members, API tokens, the audit trail. */
+/**
+ * Organization administration: invitations, roles, members, API tokens, the audit trail, the
+ * organization's own caps, reading billing, end users' erasure.
+ */
 export function administers(role: Role): boolean {
   return role === 'owner' || role === 'admin';
+}
+
+/** Buying a plan and the billing provider's portal: they commit the organization's money. */
+export function paysForTheOrganization(role: Role): boolean {
+  return role === 'owner';
 }
 
 /** The roles `role` may give or take away (only owners make or unmake owners). */
