@@ -1,4 +1,8 @@
+import { readFile } from 'node:fs/promises';
+import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DsarIndex } from '../../api/src/modules/privacy/dsar-archive.ts';
+import { createDsarWorker } from '../../api/src/modules/privacy/dsar-worker.ts';
 import { runErasureStep } from '../../api/src/modules/privacy/index.ts';
 import { newSessionId, postChunk, rewriteChunk, validChunkFixture } from '../../api/test/ingest-helpers.ts';
 import { testStorage } from '../../api/test/seed.ts';
@@ -9,8 +13,9 @@ import { type Dashboard, expectAccessible, screenshot, startDashboard } from './
 // The organization's settings pages against the real server: usage shows what ingest metered,
 // per project, and the caps an admin sets (a refused one by its field); billing says the
 // deployment has no provider; an erasure asked through the form is listed, carried out by the
-// privacy worker's steps and shows its receipt; a member sees usage read-only and neither
-// billing nor privacy.
+// privacy worker's steps and shows its receipt; a data export asked through the form is gathered
+// by the access request job, listed with its counts and downloaded as a zip through its link; a
+// member sees usage read-only and neither billing nor privacy.
 
 let dashboard: Dashboard;
 let organizationId: string;
@@ -339,19 +344,20 @@ describe('privacy', () => {
     await page.getByText('No erasure has been requested.').waitFor();
     await page.getByTestId('data-exports').waitFor();
     await expectAccessible(page);
+    const form = page.getByRole('form', { name: 'Request an erasure' });
 
     // An address the API refuses: its reason under the field.
-    await page.getByLabel('E-mail address').fill('not an address');
+    await form.getByLabel('E-mail address').fill('not an address');
     await page.getByRole('button', { name: 'Request erasure' }).click();
     await page.getByRole('button', { name: 'Yes, erase' }).click();
     const problem = page.locator('[data-field-error="email"]');
     await problem.waitFor();
     expect(await problem.textContent()).toContain('must be an e-mail address');
-    expect(await page.getByLabel('E-mail address').getAttribute('aria-invalid')).toBe('true');
+    expect(await form.getByLabel('E-mail address').getAttribute('aria-invalid')).toBe('true');
     await expectAccessible(page);
 
     // Asked first; Cancel changes nothing.
-    await page.getByLabel('E-mail address').fill(ada.email.toUpperCase());
+    await form.getByLabel('E-mail address').fill(ada.email.toUpperCase());
     await page.getByRole('button', { name: 'Request erasure' }).click();
     await page.getByText('This cannot be undone.').waitFor();
     await page.getByRole('button', { name: 'Cancel' }).click();
@@ -384,6 +390,79 @@ describe('privacy', () => {
     // Ada's session is gone; Bob's stays.
     const sessions = await dashboard.test.database.database.selectFrom('sessions').select('id').execute();
     expect(sessions.map((session) => session.id)).toEqual([bob.sessionId]);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('an admin requests a data export by the form; the job gathers it and the list offers its archive', async () => {
+    // After the erasure above: Bob's session is the one left.
+    const { page, errors } = await dashboard.open(path('privacy'), {
+      as: dashboard.people.admin,
+      allow: [`400 /v1/orgs/${organizationId}/dsar`],
+    });
+    const exports = page.getByTestId('data-exports');
+    const form = page.getByRole('form', { name: 'Request a data export' });
+    await exports.getByText('No data export has been requested.').waitFor();
+
+    // Refused by the API: the reason under its field.
+    await form.getByLabel('E-mail address').fill('not an address');
+    await form.getByRole('button', { name: 'Request export' }).click();
+    const problem = form.locator('[data-field-error="email"]');
+    await problem.waitFor();
+    expect(await problem.textContent()).toMatch(/email address/i);
+    expect(await form.getByLabel('E-mail address').getAttribute('aria-invalid')).toBe('true');
+
+    await form.getByLabel('E-mail address').fill('');
+    await form.getByLabel('User id').fill(bob.userId);
+    await form.getByRole('button', { name: 'Request export' }).click();
+    await form.getByRole('status').filter({ hasText: 'Export requested' }).waitFor();
+    expect(await form.locator('[data-field-error]').count()).toBe(0);
+    const rows = page.locator('tr[data-dsar-id]');
+    await expect.poll(() => rows.count()).toBe(1);
+    const row = rows.first();
+    expect(await row.getByTestId('dsar-status').textContent()).toMatch(/^(Queued|Gathering)/);
+    expect(await row.getByTestId('dsar-subject').textContent()).toBe(bob.userId);
+    expect(await row.locator('td').nth(1).textContent()).toBe('Admin Person');
+    expect(await row.getByRole('link', { name: /Download archive/ }).count()).toBe(0);
+
+    // The access request job, as the server runs it; the page reads the list again meanwhile.
+    await createDsarWorker({
+      database: dashboard.test.database.database,
+      log: dashboard.test.app.log,
+    }).runUntilIdle();
+    await expect
+      .poll(() => row.getByTestId('dsar-status').textContent(), { timeout: 10_000 })
+      .toMatch(/^Ready/);
+    const bobChunks = await acknowledged(mobile.project.id);
+    const contents = row.getByRole('list', { name: /^Contents of dsar_/ });
+    const count = (key: string) => contents.locator(`li[data-count="${key}"]`).textContent();
+    expect([await count('sessions'), await count('chunks'), await count('calls')]).toEqual([
+      '1 session',
+      `${bobChunks.chunks} ${bobChunks.chunks === 1 ? 'chunk' : 'chunks'}`,
+      '0 calls',
+    ]);
+    expect(await count('errors')).toMatch(/^\d+ errors?$/);
+    expect(await count('customEvents')).toMatch(/^\d+ custom events?$/);
+    expect(await count('bytes')).toMatch(/^[\d.]+ (B|KB|MB) of recording$/);
+    expect(await row.getByTestId('dsar-expires').locator('time').count()).toBe(1);
+    await expectAccessible(page);
+
+    // The link downloads the zip with the browser's own cookie; index.json lists Bob's session.
+    const requestId = (await row.getAttribute('data-dsar-id')) ?? '';
+    const link = row.getByRole('link', { name: `Download archive of request ${requestId}` });
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    expect(download.suggestedFilename()).toBe(`${requestId}.zip`);
+    const files = unzipSync(new Uint8Array(await readFile(await download.path())));
+    const index = JSON.parse(new TextDecoder().decode(files['index.json'])) as DsarIndex;
+    const sessionIds = new Set(
+      index.parts.flatMap((part) => (part.sessionId === undefined ? [] : [part.sessionId])),
+    );
+    expect([...sessionIds]).toEqual([bob.sessionId]);
+    expect(
+      Object.keys(files).some((name) =>
+        name.startsWith(`projects/${mobile.project.id}/sessions/${bob.sessionId}/chunks/`),
+      ),
+    ).toBe(true);
     expect(errors).toEqual([]);
     await page.context().close();
   });

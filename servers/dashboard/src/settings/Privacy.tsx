@@ -8,11 +8,12 @@ import { useMembers } from './Members.tsx';
 import { describedBy, FieldProblem, fieldProblems, StatusText } from './parts.tsx';
 import { administers } from './permissions.ts';
 import { SettingsLayout } from './SettingsLayout.tsx';
+import { formatByteSize } from './Usage.tsx';
 
 // End users' privacy requests (servers/api/README.md, Privacy requests and retention): erasing an
 // end user's data across the organization's projects, carried out by the server's privacy worker,
-// each request with its receipt; and, once the API has them, requests for a copy of an end user's
-// data. Admins and owners only, as the API.
+// each request with its receipt; and access requests (DSAR): a copy of an end user's data, gathered
+// by the server's job and downloaded as a zip while it is ready. Admins and owners only, as the API.
 
 /** `GET`/`POST /v1/orgs/{orgId}/erasure`. */
 interface ErasureRequest {
@@ -65,6 +66,16 @@ export function PrivacyPage() {
       )}
     </SettingsLayout>
   );
+}
+
+/** Who asked for a request, by the member's name (a person who left is "A former member"). */
+function useMemberName(organizationId: string): (userId: string | null | undefined) => string {
+  const members = useMembers(organizationId);
+  return (userId) => {
+    if (userId === null || userId === undefined) return '—';
+    const member = members.data?.find((candidate) => candidate.userId === userId);
+    return member === undefined ? 'A former member' : (member.name ?? member.email);
+  };
 }
 
 /** The form: a user id and/or an e-mail address, then a confirmation (it cannot be undone). */
@@ -191,7 +202,7 @@ function RequestErasure() {
 /** The organization's erasure requests, newest first, read again while one is under way. */
 function ErasureList() {
   const { organization } = useWorkspace();
-  const members = useMembers(organization.id);
+  const nameOf = useMemberName(organization.id);
   const requests = useInfiniteQuery({
     queryKey: ['settings', 'erasure', organization.id],
     initialPageParam: undefined as string | undefined,
@@ -209,11 +220,6 @@ function ErasureList() {
         ? POLL_MS
         : false,
   });
-  const nameOf = (userId: string | null) => {
-    if (userId === null) return '—';
-    const member = members.data?.find((candidate) => candidate.userId === userId);
-    return member === undefined ? 'A former member' : (member.name ?? member.email);
-  };
   return (
     <section className="settings-section" aria-labelledby="erasure-list-title">
       <h2 id="erasure-list-title">Erasure requests</h2>
@@ -311,15 +317,275 @@ function Receipt({ request }: { request: ErasureRequest }) {
   );
 }
 
-/**
- * Requests for a copy of an end user's data (DSAR, `/v1/orgs/{orgId}/dsar`). The API is being added;
- * until then this section only says so. Its list goes here, beside the erasures.
- */
+/** `GET`/`POST /v1/orgs/{orgId}/dsar`: an access request (servers/api README, Access requests). */
+interface DataExportRequest {
+  id: string;
+  organizationId: string;
+  status: 'queued' | 'running' | 'ready' | 'failed' | 'expired';
+  /** Whom it is about; null once it expired or failed (the API forgets them). */
+  subject: { userId?: string; email?: string } | null;
+  requestedBy?: string;
+  createdAt: string;
+  startedAt?: string;
+  readyAt?: string;
+  /** When the archive stops being served. */
+  expiresAt?: string;
+  attempts: number;
+  error?: string;
+  /** What the archive holds, once gathered. */
+  manifest?: {
+    totals: {
+      projects: number;
+      sessions: number;
+      chunks: number;
+      bytes: number;
+      calls: number;
+      errors: number;
+      customEvents: number;
+    };
+    projects: { projectId: string; name: string; sessions: number; calls: number }[];
+  };
+  /** While ready: the archive's route (a zip; the signed-in cookie is the credential). */
+  downloadUrl?: string;
+}
+
+const EXPORT_STATUS_WORDS: Record<DataExportRequest['status'], string> = {
+  queued: 'Queued',
+  running: 'Gathering',
+  ready: 'Ready',
+  failed: 'Failed',
+  expired: 'Expired',
+};
+
+/** The manifest's counts, in the order they are listed, with their words. */
+const EXPORT_COUNTS: {
+  key: keyof NonNullable<DataExportRequest['manifest']>['totals'];
+  words: [one: string, more: string];
+}[] = [
+  { key: 'sessions', words: ['session', 'sessions'] },
+  { key: 'chunks', words: ['chunk', 'chunks'] },
+  { key: 'calls', words: ['call', 'calls'] },
+  { key: 'errors', words: ['error', 'errors'] },
+  { key: 'customEvents', words: ['custom event', 'custom events'] },
+];
+
+/** Access requests: the form asking for one, and the list with each archive's link while ready. */
 function DataExports() {
   return (
     <section className="settings-section" aria-labelledby="data-exports-title" data-testid="data-exports">
       <h2 id="data-exports-title">Data export requests</h2>
-      <p>Requests for a copy of an end user's data will be listed here when this server offers them.</p>
+      <p>
+        A copy of everything your projects hold about one end user (their sessions with every chunk and event,
+        errors, custom events and calls), as a zip to send them by your own channel. It is gathered in the
+        background and can be downloaded, signed in, for 7 days.
+      </p>
+      <RequestDataExport />
+      <DataExportList />
     </section>
+  );
+}
+
+/** The form: a user id and/or an e-mail address (nothing is changed, so nothing to confirm). */
+function RequestDataExport() {
+  const { organization } = useWorkspace();
+  const queryClient = useQueryClient();
+  const [userId, setUserId] = useState('');
+  const [email, setEmail] = useState('');
+  const [message, setMessage] = useState<string>();
+  const hintId = useId();
+  const problemId = useId();
+  const request = useMutation({
+    mutationFn: () =>
+      api<DataExportRequest>('POST', `/v1/orgs/${organization.id}/dsar`, {
+        ...(userId.trim() === '' ? {} : { userId: userId.trim() }),
+        ...(email.trim() === '' ? {} : { email: email.trim() }),
+      }),
+    onMutate: () => setMessage(undefined),
+    onSuccess: (created) => {
+      setMessage(`Export requested (${created.id}): it is gathered in the background and listed below.`);
+      setUserId('');
+      setEmail('');
+    },
+    onSettled: () => queryClient.invalidateQueries({ queryKey: ['settings', 'dsar', organization.id] }),
+  });
+  const problems = fieldProblems(request.error?.message);
+  const general =
+    request.error !== null && Object.keys(problems).length === 0 ? request.error.message : undefined;
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    request.mutate();
+  }
+  return (
+    <form onSubmit={submit} noValidate className="settings-form" aria-label="Request a data export">
+      <fieldset disabled={request.isPending} className="settings-fieldset-plain">
+        <div className="settings-grid">
+          {(
+            [
+              ['userId', 'User id', userId, setUserId, 'text'],
+              ['email', 'E-mail address', email, setEmail, 'email'],
+            ] as const
+          ).map(([field, label, value, set, type]) => (
+            <div key={field} className="settings-field">
+              <label>
+                {label}
+                <input
+                  type={type}
+                  value={value}
+                  autoComplete="off"
+                  onChange={(event) => set(event.target.value)}
+                  {...describedBy(
+                    problems[field] === undefined ? undefined : `${problemId}-${field}`,
+                    hintId,
+                  )}
+                />
+              </label>
+              {problems[field] === undefined ? null : (
+                <FieldProblem id={`${problemId}-${field}`} field={field}>
+                  {problems[field]}
+                </FieldProblem>
+              )}
+            </div>
+          ))}
+        </div>
+        <p className="hint" id={hintId}>
+          What your app gave <code>identify</code>: either, or both (either matches; the e-mail address in any
+          case).
+        </p>
+      </fieldset>
+      <div className="settings-actions">
+        <button type="submit" disabled={request.isPending}>
+          Request export
+        </button>
+      </div>
+      {general === undefined ? null : <ErrorText>{general}</ErrorText>}
+      {Object.keys(problems).length === 0 ? null : (
+        <ErrorText>Nothing was requested: see the fields marked.</ErrorText>
+      )}
+      {message === undefined ? null : <StatusText>{message}</StatusText>}
+    </form>
+  );
+}
+
+/** The organization's access requests, newest first, read again while one is being gathered. */
+function DataExportList() {
+  const { organization } = useWorkspace();
+  const nameOf = useMemberName(organization.id);
+  const requests = useInfiniteQuery({
+    queryKey: ['settings', 'dsar', organization.id],
+    initialPageParam: undefined as string | undefined,
+    queryFn: ({ pageParam }) =>
+      api<Page<DataExportRequest>>(
+        'GET',
+        `/v1/orgs/${organization.id}/dsar${pageParam === undefined ? '' : `?cursor=${encodeURIComponent(pageParam)}`}`,
+      ),
+    getNextPageParam: (last) => last.nextCursor,
+    select: (data) => data.pages.flatMap((page) => page.items),
+    refetchInterval: (query) =>
+      query.state.data?.pages.some((page) =>
+        page.items.some((item) => item.status === 'queued' || item.status === 'running'),
+      )
+        ? POLL_MS
+        : false,
+  });
+  return (
+    <>
+      <h3 className="settings-subheading">Requested exports</h3>
+      <QueryState query={requests}>
+        {(items) =>
+          items.length === 0 ? (
+            <p>No data export has been requested.</p>
+          ) : (
+            <div className="settings-scroll">
+              <table data-testid="dsar-requests">
+                <thead>
+                  <tr>
+                    <th scope="col">Requested</th>
+                    <th scope="col">By</th>
+                    <th scope="col">About</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Contents</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">Archive</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {items.map((item) => (
+                    <tr key={item.id} data-dsar-id={item.id}>
+                      <td>
+                        <time dateTime={item.createdAt}>{formatDateTime(item.createdAt)}</time>
+                      </td>
+                      <td>{nameOf(item.requestedBy)}</td>
+                      <td data-testid="dsar-subject">
+                        {item.subject === null ? (
+                          <span className="settings-hint">No longer kept</span>
+                        ) : (
+                          [item.subject.userId, item.subject.email]
+                            .filter((part) => part !== undefined)
+                            .join(', ')
+                        )}
+                      </td>
+                      <td data-testid="dsar-status">
+                        {EXPORT_STATUS_WORDS[item.status]}
+                        {item.readyAt === undefined || item.status !== 'ready' ? null : (
+                          <span className="settings-hint">
+                            {' '}
+                            on <time dateTime={item.readyAt}>{formatDateTime(item.readyAt)}</time>
+                          </span>
+                        )}
+                        {item.error === undefined ? null : <span className="error">: {item.error}</span>}
+                      </td>
+                      <td>
+                        <ExportContents request={item} />
+                      </td>
+                      <td data-testid="dsar-expires">
+                        {item.expiresAt === undefined ? (
+                          '—'
+                        ) : (
+                          <time dateTime={item.expiresAt}>{formatDateTime(item.expiresAt)}</time>
+                        )}
+                      </td>
+                      <td>
+                        {item.downloadUrl === undefined ? (
+                          '—'
+                        ) : (
+                          <a href={item.downloadUrl} download>
+                            Download archive <span className="visually-hidden">of request {item.id}</span>
+                          </a>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </QueryState>
+      {requests.hasNextPage ? (
+        <button type="button" onClick={() => requests.fetchNextPage()} disabled={requests.isFetchingNextPage}>
+          Older exports
+        </button>
+      ) : null}
+      <p className="settings-hint">
+        The archive is built from what is stored when it is downloaded, and each download is audited. Once a
+        request expires or fails, whom it was about is no longer kept; its counts stay.
+      </p>
+    </>
+  );
+}
+
+/** The manifest's totals, once gathered: what the archive holds. */
+function ExportContents({ request }: { request: DataExportRequest }) {
+  if (request.manifest === undefined) return <>—</>;
+  const { totals } = request.manifest;
+  return (
+    <ul className="settings-counts" aria-label={`Contents of ${request.id}`}>
+      {EXPORT_COUNTS.map(({ key, words }) => (
+        <li key={key} data-count={key}>
+          {totals[key].toLocaleString()} {words[totals[key] === 1 ? 0 : 1]}
+        </li>
+      ))}
+      <li data-count="bytes">{formatByteSize(totals.bytes)} of recording</li>
+    </ul>
   );
 }
