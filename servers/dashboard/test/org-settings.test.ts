@@ -272,6 +272,8 @@ describe('billing with Stripe (a stand-in for its API)', () => {
       );
       await page.getByTestId('billing-plan').waitFor();
       expect(await page.getByTestId('billing-not-configured').count()).toBe(0);
+      // The invoices are their own request: wait for their answer, not only the plan's.
+      await page.getByTestId('billing-invoices').waitFor();
       expect(await page.getByText('No invoices yet.').count()).toBe(1);
       // Team is the one plan with a price.
       expect(await page.getByRole('button', { name: /^Subscribe to/ }).allTextContents()).toEqual([
