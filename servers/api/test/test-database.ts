@@ -7,6 +7,15 @@ import { inject } from 'vitest';
 import { createDatabase, type DatabaseHandle } from '../src/platform/database/database.ts';
 import { migrateToLatest } from '../src/platform/database/migrate.ts';
 
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** URL of the test run's PostgreSQL server (its `postgres` database): global-setup.ts. */
+    postgresUrl: string;
+    /** A migrated PGlite data directory; tests open copies of it: pglite-template.ts. */
+    pgliteTemplateDirectory: string;
+  }
+}
+
 export type Engine = 'pglite' | 'postgres';
 
 /** Both engines: run a suite with `describe.each(ENGINES)`. */
