@@ -26,11 +26,17 @@ export default defineConfig({
   test: {
     projects: [
       project('packages'),
-      project('examples'),
+      // The call scenarios start the server on a copy of the run's migrated PGlite template (one
+      // per run, shared with the servers project).
+      project('examples', { globalSetup: ['servers/api/test/pglite-template.ts'] }),
       // The server's tests get one real PostgreSQL and one migrated PGlite template per run, and
       // the dashboard built once (its tests open it in Chromium).
       project('servers', {
-        globalSetup: ['servers/api/test/global-setup.ts', 'servers/dashboard/test/global-setup.ts'],
+        globalSetup: [
+          'servers/api/test/global-setup.ts',
+          'servers/api/test/pglite-template.ts',
+          'servers/dashboard/test/global-setup.ts',
+        ],
         testTimeout: 30_000,
         hookTimeout: 60_000,
         // expect.poll waits up to 1 s by default: too short for a page in Chromium while the

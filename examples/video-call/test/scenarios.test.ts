@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ReceivedDelivery, startNodeReceiver, type WebhookReceiver } from '@example/webhook-receiver';
 import { type RunningServer, startServer } from '@svc/api/src/server.ts';
+import { withMigratedStore } from '@svc/api/test/test-database.ts';
 import { CHROMIUM, CHROMIUM_ARGS, GRANT_MEDIA } from '@svc-dev/chromium';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -63,7 +64,9 @@ async function until<T>(read: () => Promise<T | undefined>, timeoutMs: number, w
 
 beforeAll(async () => {
   await restoreNetwork();
-  directory = await mkdtemp(join(tmpdir(), 'svc-video-call-'));
+  // An empty store at the latest schema (a copy of the run's migrated template): the server's
+  // first start creates the project and owner on it, without creating and migrating a store.
+  directory = await withMigratedStore(await mkdtemp(join(tmpdir(), 'svc-video-call-')));
   api = await startServer(
     {
       PORT: '0',

@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deflate, newSessionId, rewriteChunk, validChunkFixture } from '../test/ingest-helpers.ts';
 import { captureIo, createScratchDirectories, createTestServers } from '../test/process-helpers.ts';
+import { withMigratedStore } from '../test/test-database.ts';
 import { runCli } from './cli.ts';
 import type { RunningServer } from './server.ts';
 
 // Master key rotation end to end: the real server on the embedded store, the operator CLI, and
-// chunks stored before a rotation read back after it.
+// chunks stored before a rotation read back after it. Each data directory starts with an empty
+// store at the latest schema (a copy of the run's template; server.test.ts covers creating one).
 
 const servers = createTestServers();
 const scratch = createScratchDirectories('svc-rotation-');
@@ -43,10 +45,11 @@ async function readChunk(server: RunningServer, chunk: Awaited<ReturnType<typeof
 
 const newKey = () => randomBytes(32).toString('base64');
 
-// Server starts and CLI runs on PGlite directories: each test takes 15–30 s on a busy 2-core machine.
+// Server starts and CLI runs on PGlite directories: each test takes several seconds, more on a busy
+// 2-core machine.
 describe('master key rotation', { timeout: 120_000 }, () => {
   it('rotates the key file: stored chunks read back byte-identical under the new key', async () => {
-    const directory = await scratch.make();
+    const directory = await withMigratedStore(await scratch.make());
     const keyFile = join(directory, 'master.key');
     const first = await start({ SVC_DATA_DIR: directory });
     const chunk = await ingestOne(first);
@@ -84,7 +87,7 @@ describe('master key rotation', { timeout: 120_000 }, () => {
   });
 
   it('recovers from a rotation cut off between the key files and the re-wrap', async () => {
-    const directory = await scratch.make();
+    const directory = await withMigratedStore(await scratch.make());
     const keyFile = join(directory, 'master.key');
     const first = await start({ SVC_DATA_DIR: directory });
     const chunk = await ingestOne(first);
@@ -112,7 +115,7 @@ describe('master key rotation', { timeout: 120_000 }, () => {
   });
 
   it('rotates SVC_MASTER_KEY with SVC_MASTER_KEY_PREVIOUS and rewrap-data-keys', async () => {
-    const directory = await scratch.make();
+    const directory = await withMigratedStore(await scratch.make());
     const [oldKey, otherKey, nextKey] = [newKey(), newKey(), newKey()];
     const first = await start({ SVC_DATA_DIR: directory, SVC_MASTER_KEY: oldKey });
     const chunk = await ingestOne(first);
@@ -147,6 +150,7 @@ describe('master key rotation', { timeout: 120_000 }, () => {
   });
 
   it('refuses a malformed SVC_MASTER_KEY_PREVIOUS at start-up, naming it and not echoing it', async () => {
+    // Refused before the store is opened: an empty directory.
     const directory = await scratch.make();
     const secretish = 'c2VjcmV0LWJ1dC10b28tc2hvcnQ=';
     await expect(

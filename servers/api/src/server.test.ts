@@ -2,11 +2,18 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { captureIo, createScratchDirectories } from '../test/process-helpers.ts';
+import { withMigratedStore } from '../test/test-database.ts';
 import { runCli } from './cli.ts';
 import { type RunningServer, startServer } from './server.ts';
 
 const servers: RunningServer[] = [];
 const scratch = createScratchDirectories('svc-server-');
+/**
+ * A data directory holding an empty store at the latest schema (a copy of the run's template):
+ * what these tests check starts after the store exists. Creating it is tested from an empty
+ * directory: the first start below and `svc migrate`.
+ */
+const migratedDirectory = async () => withMigratedStore(await scratch.make());
 
 async function start(directory: string): Promise<{ server: RunningServer; output: string }> {
   let output = '';
@@ -23,8 +30,11 @@ afterEach(async () => {
   await scratch.removeAll();
 });
 
-describe('the server process on the embedded store', () => {
+// Each test starts servers or runs the CLI, each opening PGlite (seconds each on a busy 2-core
+// machine; creating a store from nothing, more): more time than the 30 s default.
+describe('the server process on the embedded store', { timeout: 120_000 }, () => {
   it('creates the first project on first start, prints it with a working curl example, and reuses it later', async () => {
+    // An empty directory, as a new user's: the start creates the store and migrates it.
     const directory = await scratch.make();
     const { server, output } = await start(directory);
     const credentials = server.credentials;
@@ -52,7 +62,7 @@ describe('the server process on the embedded store', () => {
   });
 
   it('creates the owner account on first start and prints a one-time sign-in link that works once', async () => {
-    const directory = await scratch.make();
+    const directory = await migratedDirectory();
     const { server, output } = await start(directory);
     const owner = server.owner;
     if (owner === null || owner.signInLink === undefined) throw new Error('expected the owner account');
@@ -89,7 +99,7 @@ describe('the server process on the embedded store', () => {
   });
 
   it('holds the data directory: the CLI refuses to open it while the server runs, and may once it stopped', async () => {
-    const directory = await scratch.make();
+    const directory = await migratedDirectory();
     const { server } = await start(directory);
     const io = captureIo();
     expect(await runCli(['create-project', '--name', 'Second'], { SVC_DATA_DIR: directory }, io)).toBe(1);
@@ -103,7 +113,7 @@ describe('the server process on the embedded store', () => {
   });
 
   it('close() stops listening, then releases the data directory', async () => {
-    const directory = await scratch.make();
+    const directory = await migratedDirectory();
     const { server } = await start(directory);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     await server.close();
@@ -118,9 +128,9 @@ describe('the server process on the embedded store', () => {
   });
 });
 
-describe('svc CLI', () => {
+describe('svc CLI', { timeout: 120_000 }, () => {
   it('create-project --json prints exactly orgId, projectId, projectKey and apiToken, and they work', async () => {
-    const directory = await scratch.make();
+    const directory = await migratedDirectory();
     const io = captureIo();
     expect(
       await runCli(['create-project', '--name', 'Web app', '--json'], { SVC_DATA_DIR: directory }, io),
@@ -146,7 +156,7 @@ describe('svc CLI', () => {
   });
 
   it('create-token and rotate-key: the old key keeps working through its grace period', async () => {
-    const directory = await scratch.make();
+    const directory = await migratedDirectory();
     const created = captureIo();
     await runCli(['create-project', '--name', 'Web app', '--json'], { SVC_DATA_DIR: directory }, created);
     const { projectId, projectKey } = JSON.parse(created.out);
@@ -172,7 +182,7 @@ describe('svc CLI', () => {
   });
 
   it('create-user and reset-password: an operator adds a person to an organization and resets a password', async () => {
-    const directory = await scratch.make();
+    const directory = await migratedDirectory();
     const created = captureIo();
     await runCli(['create-project', '--name', 'Web app', '--json'], { SVC_DATA_DIR: directory }, created);
     const { orgId, projectId } = JSON.parse(created.out);
@@ -260,7 +270,7 @@ describe('svc CLI', () => {
     ).toBe(200);
     const ownerToken = new URL(ownerLink).searchParams.get('token');
     expect((await post('/auth/magic-link', { token: ownerToken })).status).toBe(200);
-  }, 120_000);
+  });
 
   it('answers a missing project, a missing option and an unknown command clearly', async () => {
     const directory = await scratch.make();

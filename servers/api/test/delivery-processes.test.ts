@@ -13,7 +13,7 @@ import {
   type SpawnedServer,
   spawnServer,
 } from './process-helpers.ts';
-import { openTestDatabase, type TestDatabase } from './test-database.ts';
+import { openTestDatabase, type TestDatabase, withMigratedStore } from './test-database.ts';
 
 // Webhook delivery across real server processes: a server SIGKILLed in the middle of an attempt,
 // and two servers delivering from one PostgreSQL outbox.
@@ -39,7 +39,8 @@ async function server(environment: Record<string, string>): Promise<SpawnedServe
 
 describe('webhook delivery across processes', () => {
   it('a server killed during an attempt delivers after its restart: at least once, same evt_ id', async () => {
-    const directory = await scratch.make();
+    // An empty embedded store at the latest schema (a copy of the run's template).
+    const directory = await withMigratedStore(await scratch.make());
     let first = await server({ SVC_DATA_DIR: directory });
     const credentials = JSON.parse(await readFile(join(directory, 'first-project.json'), 'utf8')) as {
       apiToken: string;

@@ -9,6 +9,7 @@ import { openServices } from '../src/open-services.ts';
 import { loadConfiguration } from '../src/platform/config.ts';
 import { deflate, newSessionId, rewriteChunk, validChunkFixture } from './ingest-helpers.ts';
 import { kill, spawnServer } from './process-helpers.ts';
+import { withMigratedStore } from './test-database.ts';
 
 const KILLS = 3;
 const SENDERS = 4;
@@ -25,7 +26,9 @@ describe('durability under SIGKILL (embedded store)', () => {
   });
 
   it('reads back every acknowledged chunk byte-identical, and indexes no chunk without its blob', async () => {
-    const dataDirectory = await mkdtemp(join(tmpdir(), 'svc-durability-'));
+    // An empty store at the latest schema (a copy of the run's template): the kills below are what
+    // is tested, not creating the store.
+    const dataDirectory = await withMigratedStore(await mkdtemp(join(tmpdir(), 'svc-durability-')));
     cleanups.push(() => rm(dataDirectory, { recursive: true, force: true }));
     const [seq0, seq1] = await Promise.all([
       validChunkFixture('recording-seq-0'),

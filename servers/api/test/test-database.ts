@@ -7,6 +7,15 @@ import { inject } from 'vitest';
 import { createDatabase, type DatabaseHandle } from '../src/platform/database/database.ts';
 import { migrateToLatest } from '../src/platform/database/migrate.ts';
 
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** URL of the test run's PostgreSQL server (its `postgres` database): global-setup.ts. */
+    postgresUrl: string;
+    /** A migrated PGlite data directory; tests open copies of it: pglite-template.ts. */
+    pgliteTemplateDirectory: string;
+  }
+}
+
 export type Engine = 'pglite' | 'postgres';
 
 /** Both engines: run a suite with `describe.each(ENGINES)`. */
@@ -17,6 +26,26 @@ export interface TestDatabase extends DatabaseHandle {
   /** Connection URL (PostgreSQL) or data directory (PGlite). */
   location: string;
   dispose(): Promise<void>;
+}
+
+/**
+ * Puts a copy of the run's migrated PGlite template where a server or the CLI started with
+ * `SVC_DATA_DIR=dataDirectory` opens its embedded store (`<dataDirectory>/pglite`), and resolves
+ * with `dataDirectory`. The store is empty and at the latest schema, as after a first start's
+ * initdb and migrations but before anything was written (no first project, no master key): the
+ * server's start still runs the migrator, which finds nothing to do. Creating a PGlite from scratch
+ * and migrating it takes 5–20 s on a busy 2-core machine; the copy well under one. Tests of
+ * creating or migrating the store itself start from an empty directory instead.
+ *
+ * @example
+ * ```ts
+ * const directory = await withMigratedStore(await scratch.make());
+ * const server = await startServer({ SVC_DATA_DIR: directory, PORT: '0' });
+ * ```
+ */
+export async function withMigratedStore(dataDirectory: string): Promise<string> {
+  await cp(inject('pgliteTemplateDirectory'), join(dataDirectory, 'pglite'), { recursive: true });
+  return dataDirectory;
 }
 
 /**

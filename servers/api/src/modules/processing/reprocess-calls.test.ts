@@ -3,6 +3,7 @@ import { callTimeline, chunkBytes, sessionMeta } from '../../../test/call-timeli
 import { eventually } from '../../../test/eventually.ts';
 import { deflate, newSessionId } from '../../../test/ingest-helpers.ts';
 import { captureIo, createScratchDirectories, createTestServers } from '../../../test/process-helpers.ts';
+import { withMigratedStore } from '../../../test/test-database.ts';
 import { runCli } from '../../cli.ts';
 import type { RunningServer } from '../../server.ts';
 
@@ -22,9 +23,12 @@ const { stop } = servers;
 
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0);
 
-describe('svc reprocess-calls', () => {
+// Two server starts and two CLI runs, each opening PGlite: more than the 30 s default on a busy
+// 2-core machine.
+describe('svc reprocess-calls', { timeout: 120_000 }, () => {
   it('recomputes stored calls with the thresholds in force, without the server', async () => {
-    const directory = await scratch.make();
+    // An empty store at the latest schema (a copy of the run's template).
+    const directory = await withMigratedStore(await scratch.make());
     const server = await start(directory);
     const credentials = server.credentials;
     if (credentials === null) throw new Error('expected first-start credentials');
