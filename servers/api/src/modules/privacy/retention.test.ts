@@ -51,6 +51,13 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     return sessionId;
   }
 
+  /** As if the sessions and their calls had arrived when they started (the sweep needs both old). */
+  async function arrivedWhenStarted(projectId: string): Promise<void> {
+    const database = test.database.database;
+    await sql`update sessions set created_at = started_at where project_id = ${projectId}`.execute(database);
+    await sql`update calls set created_at = started_at where project_id = ${projectId}`.execute(database);
+  }
+
   const countOf = async (
     table: 'sessions' | 'chunks' | 'calls' | 'call_tracks' | 'call_items',
     projectId: string,
@@ -87,6 +94,13 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     const fresh = await sessionWithCall(project.projectKey, now - DAY);
     await test.processingWorker.runUntilIdle();
     expect(await countOf('calls', projectId)).toBe(5);
+    // Received just now, they are all kept, whatever their devices' clocks said.
+    const received = await sweepRetention(
+      { database, blobStore, planRetention: async () => null },
+      new Date(now),
+    );
+    expect(received.removed.sessions ?? 0).toBe(0);
+    await arrivedWhenStarted(projectId);
     const oldBlobs = (
       await database.selectFrom('chunks').select('blob_key').where('session_id', 'in', old).execute()
     ).map((row) => row.blob_key);
@@ -161,6 +175,7 @@ describe.each(ENGINES)('retention on %s', (engine) => {
       await sessionWithCall(project.projectKey, now - 8 * DAY),
     ];
     await test.processingWorker.runUntilIdle();
+    await arrivedWhenStarted(projectId);
     const blobs = (
       await database.selectFrom('chunks').select('blob_key').where('session_id', 'in', doomed).execute()
     ).map((row) => row.blob_key);

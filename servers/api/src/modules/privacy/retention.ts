@@ -61,8 +61,8 @@ interface RetentionSweep {
 }
 
 /**
- * One round of retention over every project: at most `batchSessions` sessions that started more
- * than the project's `sessions` days before `now` (deleted everywhere by {@link deleteSessions},
+ * One round of retention over every project: at most `batchSessions` sessions that started, and
+ * were received, more than the project's `sessions` days before `now` (deleted everywhere by {@link deleteSessions},
  * one transaction per batch), at most as many calls older than its `calls` days (their rows only:
  * the session's replay stays), and a batch of spans and log records past its `traces` days; then
  * the queued blobs are removed. A crash anywhere leaves each batch either done or untouched, and
@@ -100,6 +100,9 @@ export async function sweepRetention(
         .select('id')
         .where('project_id', '=', project.id)
         .where('started_at', '<', sessionCutoff)
+        // And received before then: a device whose clock is far behind does not lose its sessions
+        // the moment they arrive.
+        .where('created_at', '<', sessionCutoff)
         .orderBy('started_at')
         .orderBy('id')
         .limit(batch)
@@ -149,6 +152,7 @@ async function deleteExpiredCalls(
       .select(['id', 'session_id', 'pc'])
       .where('project_id', '=', projectId)
       .where('started_at', '<', cutoff)
+      .where('created_at', '<', cutoff)
       .orderBy('started_at')
       .orderBy('id')
       .limit(limit)
