@@ -42,6 +42,30 @@ const STATUS_WORDS: Record<ErasureRequest['status'], string> = {
 /** While a request is queued or running, the list is read again this often. */
 const POLL_MS = 3_000;
 
+/**
+ * An organization's privacy requests of one kind (`/v1/orgs/{orgId}/erasure` or `/dsar`), newest
+ * first, page after page, read again every {@link POLL_MS} while one is queued or running.
+ */
+function useRequests<Request extends { status: string }>(kind: 'erasure' | 'dsar', organizationId: string) {
+  return useInfiniteQuery({
+    queryKey: ['settings', kind, organizationId],
+    initialPageParam: undefined as string | undefined,
+    queryFn: ({ pageParam }) =>
+      api<Page<Request>>(
+        'GET',
+        `/v1/orgs/${organizationId}/${kind}${pageParam === undefined ? '' : `?cursor=${encodeURIComponent(pageParam)}`}`,
+      ),
+    getNextPageParam: (last) => last.nextCursor,
+    select: (data) => data.pages.flatMap((page) => page.items),
+    refetchInterval: (query) =>
+      query.state.data?.pages.some((page) =>
+        page.items.some((item) => item.status === 'queued' || item.status === 'running'),
+      )
+        ? POLL_MS
+        : false,
+  });
+}
+
 /** `/settings/privacy` (admins and owners). */
 export function PrivacyPage() {
   const { organization } = useWorkspace();
@@ -203,23 +227,7 @@ function RequestErasure() {
 function ErasureList() {
   const { organization } = useWorkspace();
   const nameOf = useMemberName(organization.id);
-  const requests = useInfiniteQuery({
-    queryKey: ['settings', 'erasure', organization.id],
-    initialPageParam: undefined as string | undefined,
-    queryFn: ({ pageParam }) =>
-      api<Page<ErasureRequest>>(
-        'GET',
-        `/v1/orgs/${organization.id}/erasure${pageParam === undefined ? '' : `?cursor=${encodeURIComponent(pageParam)}`}`,
-      ),
-    getNextPageParam: (last) => last.nextCursor,
-    select: (data) => data.pages.flatMap((page) => page.items),
-    refetchInterval: (query) =>
-      query.state.data?.pages.some((page) =>
-        page.items.some((item) => item.status === 'queued' || item.status === 'running'),
-      )
-        ? POLL_MS
-        : false,
-  });
+  const requests = useRequests<ErasureRequest>('erasure', organization.id);
   return (
     <section className="settings-section" aria-labelledby="erasure-list-title">
       <h2 id="erasure-list-title">Erasure requests</h2>
@@ -470,23 +478,7 @@ function RequestDataExport() {
 function DataExportList() {
   const { organization } = useWorkspace();
   const nameOf = useMemberName(organization.id);
-  const requests = useInfiniteQuery({
-    queryKey: ['settings', 'dsar', organization.id],
-    initialPageParam: undefined as string | undefined,
-    queryFn: ({ pageParam }) =>
-      api<Page<DataExportRequest>>(
-        'GET',
-        `/v1/orgs/${organization.id}/dsar${pageParam === undefined ? '' : `?cursor=${encodeURIComponent(pageParam)}`}`,
-      ),
-    getNextPageParam: (last) => last.nextCursor,
-    select: (data) => data.pages.flatMap((page) => page.items),
-    refetchInterval: (query) =>
-      query.state.data?.pages.some((page) =>
-        page.items.some((item) => item.status === 'queued' || item.status === 'running'),
-      )
-        ? POLL_MS
-        : false,
-  });
+  const requests = useRequests<DataExportRequest>('dsar', organization.id);
   return (
     <>
       <h3 className="settings-subheading">Requested exports</h3>
