@@ -9,6 +9,13 @@ type Executor = Kysely<Database> | Transaction<Database>;
 /** What a deletion removed: rows per table, and `blobs` queued for removal from the blob store. */
 export type Removed = Record<string, number>;
 
+/** How many rows a delete removed. */
+export async function deleted(query: {
+  executeTakeFirst(): Promise<{ numDeletedRows: bigint }>;
+}): Promise<number> {
+  return Number((await query.executeTakeFirst()).numDeletedRows);
+}
+
 /** Adds `more` into `into` (a receipt accumulates what each step removed). */
 export function addRemoved(into: Removed, more: Removed): Removed {
   for (const [key, count] of Object.entries(more)) if (count > 0) into[key] = (into[key] ?? 0) + count;
@@ -106,12 +113,9 @@ export async function deleteSessions(
 
   if (callIds.length > 0) {
     for (const table of ['call_tracks', 'call_series_pieces'] as const) {
-      const result = await transaction
-        .deleteFrom(table)
-        .where('project_id', '=', projectId)
-        .where('call_id', 'in', callIds)
-        .executeTakeFirst();
-      removed[table] = Number(result.numDeletedRows);
+      removed[table] = await deleted(
+        transaction.deleteFrom(table).where('project_id', '=', projectId).where('call_id', 'in', callIds),
+      );
     }
   }
 
@@ -126,33 +130,24 @@ export async function deleteSessions(
   if (clusterIds.length > 0) addRemoved(removed, await correctClusters(transaction, projectId, clusterIds));
 
   for (const table of BY_SESSION) {
-    const result = await transaction
-      .deleteFrom(table)
-      .where('project_id', '=', projectId)
-      .where('session_id', 'in', ids)
-      .executeTakeFirst();
-    removed[table] = Number(result.numDeletedRows);
+    removed[table] = await deleted(
+      transaction.deleteFrom(table).where('project_id', '=', projectId).where('session_id', 'in', ids),
+    );
   }
-  const explanations = await transaction
-    .deleteFrom('ai_jobs')
-    .where('project_id', '=', projectId)
-    .where('kind', '=', 'explain_session')
-    .where(sql<string>`input->>'sessionId'`, 'in', ids)
-    .executeTakeFirst();
-  removed.ai_jobs = Number(explanations.numDeletedRows);
+  removed.ai_jobs = await deleted(
+    transaction
+      .deleteFrom('ai_jobs')
+      .where('project_id', '=', projectId)
+      .where('kind', '=', 'explain_session')
+      .where(sql<string>`input->>'sessionId'`, 'in', ids),
+  );
   // Ratings of the AI's answers about these sessions (their comments may quote them).
-  const feedback = await transaction
-    .deleteFrom('ai_feedback')
-    .where('project_id', '=', projectId)
-    .where('subject_id', 'in', ids)
-    .executeTakeFirst();
-  removed.ai_feedback = Number(feedback.numDeletedRows);
-  const deletedSessions = await transaction
-    .deleteFrom('sessions')
-    .where('project_id', '=', projectId)
-    .where('id', 'in', ids)
-    .executeTakeFirst();
-  removed.sessions = Number(deletedSessions.numDeletedRows);
+  removed.ai_feedback = await deleted(
+    transaction.deleteFrom('ai_feedback').where('project_id', '=', projectId).where('subject_id', 'in', ids),
+  );
+  removed.sessions = await deleted(
+    transaction.deleteFrom('sessions').where('project_id', '=', projectId).where('id', 'in', ids),
+  );
 
   // Archived assets no other session of the project references any more.
   const orphanHashes: string[] = [];
@@ -170,12 +165,12 @@ export async function deleteSessions(
     );
     orphanHashes.push(...assetHashes.filter((hash) => !stillUsed.has(hash)));
     if (orphanHashes.length > 0) {
-      const fetches = await transaction
-        .deleteFrom('asset_fetches')
-        .where('project_id', '=', projectId)
-        .where('sha256', 'in', orphanHashes)
-        .executeTakeFirst();
-      removed.asset_fetches = Number(fetches.numDeletedRows);
+      removed.asset_fetches = await deleted(
+        transaction
+          .deleteFrom('asset_fetches')
+          .where('project_id', '=', projectId)
+          .where('sha256', 'in', orphanHashes),
+      );
     }
   }
 

@@ -6,7 +6,7 @@ import type { Database } from '../../platform/database/schema.ts';
 import type { ErasureRequest } from '../../platform/database/tables/privacy.table.ts';
 import { createId } from '../../platform/ids.ts';
 import { createPollingLoop, type PollingLoop } from '../../platform/jobs/polling-loop.ts';
-import { addRemoved, deleteSessions, drainBlobDeletions, type Removed } from './delete-sessions.ts';
+import { addRemoved, deleted, deleteSessions, drainBlobDeletions, type Removed } from './delete-sessions.ts';
 import { subjectSessions } from './subject.ts';
 
 /** Whose data: the user id given to `identify`, the e-mail address, or both (either matches). */
@@ -121,32 +121,32 @@ async function deleteMentions(
         .execute()
     ).map((row) => row.id);
     if (deliveries.length > 0) {
-      const attempts = await transaction
-        .deleteFrom('delivery_attempts')
-        .where('project_id', '=', projectId)
-        .where('delivery_id', 'in', deliveries)
-        .executeTakeFirst();
-      removed.delivery_attempts = Number(attempts.numDeletedRows);
-      const deleted = await transaction
-        .deleteFrom('deliveries')
-        .where('project_id', '=', projectId)
-        .where('id', 'in', deliveries)
-        .executeTakeFirst();
-      removed.deliveries = Number(deleted.numDeletedRows);
+      removed.delivery_attempts = await deleted(
+        transaction
+          .deleteFrom('delivery_attempts')
+          .where('project_id', '=', projectId)
+          .where('delivery_id', 'in', deliveries),
+      );
+      removed.deliveries = await deleted(
+        transaction
+          .deleteFrom('deliveries')
+          .where('project_id', '=', projectId)
+          .where('id', 'in', deliveries),
+      );
     }
-    const deleted = await transaction
-      .deleteFrom('notification_events')
-      .where('project_id', '=', projectId)
-      .where('id', 'in', events)
-      .executeTakeFirst();
-    removed.notification_events = Number(deleted.numDeletedRows);
+    removed.notification_events = await deleted(
+      transaction
+        .deleteFrom('notification_events')
+        .where('project_id', '=', projectId)
+        .where('id', 'in', events),
+    );
   }
-  const jobs = await transaction
-    .deleteFrom('ai_jobs')
-    .where('project_id', '=', projectId)
-    .where(sql<boolean>`(${mentions('result')} or ${mentions('input')})`)
-    .executeTakeFirst();
-  removed.ai_jobs = Number(jobs.numDeletedRows);
+  removed.ai_jobs = await deleted(
+    transaction
+      .deleteFrom('ai_jobs')
+      .where('project_id', '=', projectId)
+      .where(sql<boolean>`(${mentions('result')} or ${mentions('input')})`),
+  );
   return removed;
 }
 

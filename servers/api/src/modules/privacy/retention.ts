@@ -8,6 +8,7 @@ import { sweepExpiredTelemetry } from '../traces/index.ts';
 import {
   addRemoved,
   correctClusters,
+  deleted,
   deleteSessions,
   drainBlobDeletions,
   type Removed,
@@ -162,12 +163,9 @@ async function deleteExpiredCalls(
     const removed: Removed = {};
     const callIds = calls.map((call) => call.id);
     for (const table of ['call_tracks', 'call_series_pieces', 'call_findings'] as const) {
-      const result = await transaction
-        .deleteFrom(table)
-        .where('project_id', '=', projectId)
-        .where('call_id', 'in', callIds)
-        .executeTakeFirst();
-      removed[table] = Number(result.numDeletedRows);
+      removed[table] = await deleted(
+        transaction.deleteFrom(table).where('project_id', '=', projectId).where('call_id', 'in', callIds),
+      );
     }
     const places = sql.join(calls.map((call) => sql`(${call.session_id}, ${call.pc})`));
     const items = await sql`
@@ -184,12 +182,9 @@ async function deleteExpiredCalls(
     removed.cluster_occurrences = occurrences.rows.length;
     const clusterIds = [...new Set(occurrences.rows.map((row) => row.cluster_id))].sort();
     if (clusterIds.length > 0) addRemoved(removed, await correctClusters(transaction, projectId, clusterIds));
-    const deleted = await transaction
-      .deleteFrom('calls')
-      .where('project_id', '=', projectId)
-      .where('id', 'in', callIds)
-      .executeTakeFirst();
-    removed.calls = Number(deleted.numDeletedRows);
+    removed.calls = await deleted(
+      transaction.deleteFrom('calls').where('project_id', '=', projectId).where('id', 'in', callIds),
+    );
     const sessionIds = [...new Set(calls.map((call) => call.session_id))];
     const progress = await transaction
       .deleteFrom('call_progress')
