@@ -34,6 +34,25 @@ const probes: Record<string, { imports: string[]; flagged: string[] }> = {
     ],
     flagged: ['../accounts/repository.ts', '../projects/index.ts'],
   },
+  'servers/api/src/modules/passkeys/probe.ts': {
+    imports: ['../accounts/index.ts', '../accounts/sign-in.ts', '../oauth/index.ts', '../orgs/index.ts'],
+    flagged: ['../accounts/sign-in.ts', '../oauth/index.ts', '../orgs/index.ts'],
+  },
+  'servers/api/src/modules/oauth/probe.ts': {
+    imports: ['../accounts/index.ts', '../passkeys/index.ts', '../orgs/index.ts', '../sso/index.ts'],
+    flagged: ['../orgs/index.ts', '../sso/index.ts'],
+  },
+  'servers/api/src/modules/sso/probe.ts': {
+    imports: [
+      '../accounts/index.ts',
+      '../oauth/index.ts',
+      '../orgs/index.ts',
+      '../orgs/roles.ts',
+      '../projects/index.ts',
+      '../../services.ts',
+    ],
+    flagged: ['../orgs/roles.ts', '../projects/index.ts', '../../services.ts'],
+  },
   'servers/api/src/modules/projects/probe.ts': {
     imports: [
       './settings.ts',

@@ -8,5 +8,5 @@ export { createVerifiedUser, resetPassword, signInLink } from './operator.ts';
 export { checkPassword, hashPassword } from './passwords.ts';
 export { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 export { findUserByEmail, findUserById, insertUser } from './repository.ts';
-export { refuseForeignOrigins, signIn } from './sign-in.ts';
+export { refuseForeignOrigins, type SignInGate, type SignInMethod, signIn } from './sign-in.ts';
 export { signedInViewSchema, toUserView } from './views.ts';

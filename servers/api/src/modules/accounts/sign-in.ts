@@ -20,10 +20,29 @@ export function sessionCookieOptions(publicUrl: string, expires?: Date): CookieS
   };
 }
 
+/** The ways into a session, as the audit trail and the sign-in gate name them. */
+export type SignInMethod = 'password' | 'mfa' | 'magic_link' | 'invitation' | 'oauth' | 'passkey' | 'sso';
+
+/**
+ * Decides, once a person has proved who they are, whether this way in is open to them: it throws
+ * an `ApiError` to refuse (an organization that requires SSO for its verified domains refuses the
+ * other methods to its people) and may act on the sign-in (joining an organization by a verified
+ * domain). Modules after accounts implement it; the composition sets `fastify.signInGate` (open by
+ * default), and `signIn` asks it before every session starts.
+ */
+export type SignInGate = (user: User, method: SignInMethod) => Promise<void>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Asked by `signIn` before a session starts (see `SignInGate`). */
+    signInGate: SignInGate;
+  }
+}
+
 /**
  * Starts a session for the user (the cookie and `{ user, csrfToken }`): a new one at every
  * sign-in; the one the browser brought, if any, ends. `method` names the way in for the audit
- * trail (`password`, `mfa`, `magic_link`, `invitation`).
+ * trail and the sign-in gate, which is asked first (it may refuse).
  */
 export async function signIn(
   database: Kysely<Database>,
@@ -31,8 +50,9 @@ export async function signIn(
   request: FastifyRequest,
   reply: FastifyReply,
   user: User,
-  method: string,
+  method: SignInMethod,
 ): Promise<{ user: UserView; csrfToken: string }> {
+  await request.server.signInGate(user, method);
   const previous = request.cookies[SESSION_COOKIE];
   if (previous !== undefined && previous !== '' && previous.length <= 128)
     await deleteSessionBySecret(database, previous);
