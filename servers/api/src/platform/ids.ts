@@ -5,7 +5,7 @@ import { randomBytesFromPool } from './crypto/random-pool.ts';
  * The id prefixes of PROTOCOL.md (plus server-side records: `shr_` share links, `usr_` users,
  * `sgn_` signed-in sessions, `inv_` invitations, `aud_` audit entries, `fnl_` funnels, `smf_` source map files,
  * `job_` AI jobs, `dig_` digests, `fb_` AI feedback, `era_` erasure requests, `dsar_` access
- * requests).
+ * requests, `sso_` SSO connections, `dom_` claimed domains, `pk_` passkeys, `idn_` linked identities).
  */
 export type IdPrefix =
   | 'org'
@@ -28,7 +28,11 @@ export type IdPrefix =
   | 'dig'
   | 'fb'
   | 'era'
-  | 'dsar';
+  | 'dsar'
+  | 'sso'
+  | 'dom'
+  | 'pk'
+  | 'idn';
 
 // ulid's own PRNG calls `crypto.getRandomValues` once per character (16 calls, ~0.2 ms an id);
 // the same CSPRNG bytes come from the pool.

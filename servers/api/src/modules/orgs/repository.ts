@@ -66,6 +66,7 @@ function membershipColumns() {
   return [
     'organizations.id',
     'organizations.name',
+    'organizations.sso_required',
     'organizations.created_at',
     'organizations.updated_at',
     'organization_members.role',
@@ -75,6 +76,7 @@ function membershipColumns() {
 function toMembership(row: {
   id: string;
   name: string;
+  sso_required: boolean;
   created_at: Date;
   updated_at: Date;
   role: Role;

@@ -107,6 +107,8 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'blob_deletions',
         'erasure_requests',
         'dsar_requests',
+        'sso_connections',
+        'sso_domains',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

@@ -62,6 +62,7 @@ import type { SessionSignalsTable } from './tables/session-signals.table.ts';
 import type { SessionsTable } from './tables/sessions.table.ts';
 import type { ShareLinksTable } from './tables/share-links.table.ts';
 import type { SourcemapFilesTable } from './tables/sourcemaps.table.ts';
+import type { SsoConnectionsTable, SsoDomainsTable } from './tables/sso.table.ts';
 import type { LogRecordsTable, SpansTable } from './tables/traces.table.ts';
 import type {
   UsageCapsTable,
@@ -136,4 +137,6 @@ export interface Database {
   blob_deletions: BlobDeletionsTable;
   erasure_requests: ErasureRequestsTable;
   dsar_requests: DsarRequestsTable;
+  sso_connections: SsoConnectionsTable;
+  sso_domains: SsoDomainsTable;
 }

@@ -3,6 +3,8 @@ import type { ColumnType, JSONColumnType, Selectable } from 'kysely';
 export interface OrganizationsTable {
   id: string;
   name: string;
+  /** The people of its verified domains sign in through its SSO only (owners keep their other ways in). */
+  sso_required: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
