@@ -160,7 +160,9 @@ describe('the browser SDK core against the real server', () => {
       for (const entry of session.chunks) events.push(...(await chunkOf(sdk.sessionId, entry.seq)).events);
       return events.some((event: Json) => event.type === 'governor' && event.level === 'constrained');
     }, 30_000);
-    expect(sdk.governorLevel()).toBe('constrained'); // comes down only after 30 s of calm
+    // It comes down only after 30 s of calm. Failures while the server restarts may have raised it
+    // further (on a loaded machine the restart takes longer): still raised, not back to healthy.
+    expect(sdk.governorLevel()).not.toBe('healthy');
   }, 60_000);
 });
 

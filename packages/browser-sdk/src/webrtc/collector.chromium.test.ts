@@ -97,9 +97,11 @@ describe('track events in Chromium', () => {
       { name: 'track_muted', track: id, kind: 'video', dir: 'in' },
       { name: 'track_unmuted', track: id, kind: 'video', dir: 'in', freezeMs: expect.any(Number) },
     ]);
-    // freezeMs is how long the track was muted, as the page's own listeners saw it.
+    // freezeMs is how long the track was muted, as the page's own listeners saw it (their
+    // listeners and the collector's run in the same dispatch; a loaded machine may pause between
+    // them, so within 50 ms of the 700 ms or more).
     expect(unmutedAt - mutedAt).toBeGreaterThanOrEqual(700);
-    expect(Math.abs((events[1]?.freezeMs as number) - (unmutedAt - mutedAt))).toBeLessThanOrEqual(5);
+    expect(Math.abs((events[1]?.freezeMs as number) - (unmutedAt - mutedAt))).toBeLessThanOrEqual(50);
     expect(trackEvents(result.events, result.ids[0] as string)).toEqual([]);
   });
 
