@@ -9,7 +9,8 @@ interface SignedIn {
 }
 
 /**
- * "Sign in with a passkey" on the sign-in page: the browser offers the passkeys it has for this
+ * Sign-in with a passkey ("Use a passkey", under the password form: its button's name must not
+ * contain "Sign in", the password form's): the browser offers the passkeys it has for this
  * site (no e-mail address asked), the authenticator verifies the person, the server starts the
  * session. No second factor follows. The WebAuthn helper is loaded on the first press only.
  */
@@ -44,8 +45,9 @@ export function PasskeySignIn({ onSignedIn }: { onSignedIn: (answer: SignedIn) =
   return (
     <section className="card" aria-label="Sign in with a passkey">
       {error === undefined ? null : <ErrorText>{error}</ErrorText>}
+      <p>No password needed: your device's screen lock or a security key signs you in.</p>
       <button type="button" onClick={signIn} disabled={busy}>
-        Sign in with a passkey
+        Use a passkey
       </button>
     </section>
   );
