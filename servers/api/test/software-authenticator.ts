@@ -102,9 +102,9 @@ export function softwareAuthenticator(rpId: string, origin: string): SoftwareAut
       const attested = Buffer.concat([Buffer.alloc(16), length, credential, coseKey]);
       const authData = authenticatorData(change, FLAG_ATTESTED_DATA, counter, attested);
       const attestationObject = isoCBOR.encode(
-        new Map<string, string | Uint8Array | Map<string, never>>([
+        new Map<string, string | Uint8Array | Map<string, string>>([
           ['fmt', 'none'],
-          ['attStmt', new Map()],
+          ['attStmt', new Map<string, string>()],
           ['authData', new Uint8Array(authData)],
         ]),
       );

@@ -119,9 +119,7 @@ describe('passkeys in the dashboard', () => {
     await page.getByRole('banner').getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.waitForURL(/\/login$/);
     await page.getByRole('button', { name: 'Use a passkey' }).click();
-    await expect
-      .poll(() => page.getByRole('alert').textContent())
-      .toMatch(/^This passkey is not known here/);
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^This passkey is not known here/);
     expect(page.url()).toMatch(/\/login$/);
 
     expect((await auditActions(person.id)).map((entry) => entry.action)).toEqual([

@@ -88,8 +88,7 @@ export function Passkeys() {
     <section className="settings-section" aria-labelledby="passkeys-title">
       <h2 id="passkeys-title">Passkeys</h2>
       <p>
-        A passkey signs you in with your device's screen lock or a security key, without a password or a
-        code.
+        A passkey signs you in with your device's screen lock or a security key, without a password or a code.
       </p>
       {error ? <ErrorText>{error.message}</ErrorText> : null}
       {message === undefined ? null : <StatusText>{message}</StatusText>}
@@ -144,7 +143,10 @@ export function Passkeys() {
                     <td>{passkey.lastUsedAt === undefined ? 'Never' : formatDateTime(passkey.lastUsedAt)}</td>
                     <td>{passkey.deviceType === 'multiDevice' ? 'Yes' : 'No, this device only'}</td>
                     <td>
-                      <button type="button" onClick={() => setRenaming({ id: passkey.id, name: passkey.name })}>
+                      <button
+                        type="button"
+                        onClick={() => setRenaming({ id: passkey.id, name: passkey.name })}
+                      >
                         Rename <span className="visually-hidden">{passkey.name}</span>
                       </button>{' '}
                       <ConfirmButton

@@ -35,7 +35,7 @@ import {
  * The limits of passkey sign-in, per client address and per account (the passkey's owner): as
  * password sign-in's; options (each keeps a challenge for 5 minutes) 60 per address per 15 minutes.
  */
-export const PASSKEY_LIMITS = {
+const PASSKEY_LIMITS = {
   options: { perAddress: { max: 60, windowMs: 15 * 60_000 } },
   verify: SIGN_IN_LIMITS.login,
 } as const;

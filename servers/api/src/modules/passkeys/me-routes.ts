@@ -38,7 +38,7 @@ import {
  * Without the password, a session that signed in this recently may add a passkey (people who sign
  * in with OAuth or SSO only have no password they know).
  */
-export const RECENT_SIGN_IN_MS = 10 * 60_000;
+const RECENT_SIGN_IN_MS = 10 * 60_000;
 
 const nameSchema = z.string().trim().min(1).max(100);
 const passkeyParams = z.object({ id: z.string().min(1).max(64) });
