@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectJson, type Json } from '../../../test/http.ts';
 import { softwareAuthenticator } from '../../../test/software-authenticator.ts';
@@ -176,6 +177,27 @@ describe.each(ENGINES)('passkeys on %s', (engine) => {
     const actions = await auditActions(alice.user.id);
     expect(actions.map((entry) => entry.action)).toEqual(['user.passkey_added', 'user.signed_in']);
     expect(actions[1]?.details).toMatchObject({ method: 'passkey' });
+  });
+
+  it('asks no TOTP code of a person with two-factor sign-in on: user verification is the second factor', async () => {
+    const jane = await person();
+    const { secret } = expectJson(
+      await send('POST', '/v1/me/mfa/enroll', { password: PASSWORD }, jane.headers),
+      200,
+    );
+    const code = new TOTP({ secret: Secret.fromBase32(secret) }).generate();
+    expectJson(await send('POST', '/v1/me/mfa/confirm', { code }, jane.headers), 200);
+    const password = await send('POST', '/auth/login', { email: jane.user.email, password: PASSWORD });
+    expect(expectJson(password, 200)).toMatchObject({ mfaRequired: true });
+    const { authenticator } = await registered(jane);
+    const signedIn = await send(
+      'POST',
+      '/auth/passkeys/login/verify',
+      { response: authenticator.authenticate(await loginOptions()) },
+      { origin: APP_URL },
+    );
+    expect(Object.keys(expectJson(signedIn, 200)).sort()).toEqual(['csrfToken', 'user']);
+    expect(signedIn.cookies.map((cookie) => cookie.name)).toEqual(['service_session']);
   });
 
   it('asks for the password again, or a sign-in of the last 10 minutes', async () => {
