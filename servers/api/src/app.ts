@@ -45,6 +45,7 @@ import { notifyAccountEvent, notifySecurityEvent } from './modules/notifications
 import notificationRoutes from './modules/notifications/routes.ts';
 import invitationRoutes from './modules/orgs/invitation-routes.ts';
 import organizationRoutes from './modules/orgs/routes.ts';
+import { passkeyAuthRoutes, passkeyMeRoutes } from './modules/passkeys/index.ts';
 import { releaseDsarLeases } from './modules/privacy/dsar-repository.ts';
 import dsarRoutes from './modules/privacy/dsar-routes.ts';
 import { createDsarWorker } from './modules/privacy/dsar-worker.ts';
@@ -124,6 +125,8 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(accountRoutes, { prefix: '/auth' });
   await fastify.register(meRoutes, { prefix: '/v1/me' });
   await fastify.register(mfaRoutes, { prefix: '/v1/me/mfa' });
+  await fastify.register(passkeyMeRoutes, { prefix: '/v1/me/passkeys' });
+  await fastify.register(passkeyAuthRoutes, { prefix: '/auth/passkeys' });
   await fastify.register(invitationRoutes, { prefix: '/auth/invitations' });
   await fastify.register(organizationRoutes, { prefix: '/v1/orgs' });
   await fastify.register(organizationProjectRoutes, {

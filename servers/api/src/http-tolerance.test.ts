@@ -113,6 +113,21 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
     spareProjectId = (await ok('POST', `/v1/orgs/${organizationId}/projects`, { name: 'spare' })).id;
     ids.orgs = organizationId;
     ids.members = member.id;
+    // A passkey of the owner (modules/passkeys; its tests register real ones).
+    ids.passkeys = (
+      await database
+        .insertInto('passkeys')
+        .values({
+          id: `pk_${ulid()}`,
+          user_id: owner.id,
+          credential_id: `cred-${engine}`,
+          public_key: new Uint8Array([1]),
+          device_type: 'singleDevice',
+          name: 'walked',
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
     ids.invitations = (
       await ok('POST', `/v1/orgs/${organizationId}/invitations`, { email: `invited-${engine}@example.com` })
     ).id;

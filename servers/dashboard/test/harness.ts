@@ -30,7 +30,7 @@ export interface TestPerson {
 export interface Dashboard {
   test: TestApp;
   browser: Browser;
-  /** `http://127.0.0.1:<port>`: the server, the dashboard and the public URL. */
+  /** `http://127.0.0.1:<port>` (or the `hostname` asked for): the server, the dashboard and the public URL. */
   base: string;
   people: Record<Role, TestPerson>;
   /**
@@ -60,12 +60,16 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts the server with the dashboard and a browser; `environment` adds settings. */
+/**
+ * Starts the server with the dashboard and a browser; `environment` adds settings. `hostname`
+ * names the server in its URL (`localhost` for WebAuthn, which refuses an IP address as the
+ * relying party id); it listens on 127.0.0.1 either way.
+ */
 export async function startDashboard(
-  options: { engine?: Engine; environment?: Record<string, string> } = {},
+  options: { engine?: Engine; environment?: Record<string, string>; hostname?: string } = {},
 ): Promise<Dashboard> {
   const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
+  const base = `http://${options.hostname ?? '127.0.0.1'}:${port}`;
   const test = await createTestApp(
     options.engine ?? 'pglite',
     { logger: false },

@@ -3,6 +3,7 @@ import { type FormEvent, useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { api, type Me, rememberCsrfToken } from '../api.ts';
 import { ErrorText } from '../ui/status.tsx';
+import { PasskeySignIn } from './passkeys/PasskeySignIn.tsx';
 
 /** Where to go after signing in: the page that asked for it, else the sessions. */
 export function useNextPage(): string {
@@ -90,6 +91,7 @@ export function SignIn() {
           </nav>
         ) : null}
       </form>
+      {mfaToken === undefined ? <PasskeySignIn onSignedIn={finish} /> : null}
     </main>
   );
 }

@@ -4,18 +4,20 @@ import { api, type Me, type User } from '../api.ts';
 import { formatDateTime } from '../ui/format.ts';
 import { ErrorText, QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
+import { Passkeys } from './Passkeys.tsx';
 import { StatusText } from './parts.tsx';
 import { QrCode } from './QrCode.tsx';
 import { SettingsLayout } from './SettingsLayout.tsx';
 import type { SignedInSession } from './types.ts';
 
-/** The signed-in person's own settings: name, password, two-factor sign-in, sessions. */
+/** The signed-in person's own settings: name, password, two-factor sign-in, passkeys, sessions. */
 export function ProfilePage() {
   return (
     <SettingsLayout title="Your profile">
       <ProfileForm />
       <PasswordForm />
       <TwoFactor />
+      <Passkeys />
       <Sessions />
     </SettingsLayout>
   );

@@ -1,12 +1,13 @@
 // Accounts: people (users), their sign-in (password, e-mailed links, two-factor TOTP), e-mail
 // verification, password reset and dashboard sessions.
 // Other modules import this module only through this file (servers/api/README.md, Layout):
-// organizations sign people in when they accept an invitation. The composition files import its
+// organizations sign people in when they accept an invitation; passkeys check a password again
+// (or a recent sign-in) and start sessions. The composition files import its
 // routes and `findLiveSession` (the session resolver of the authentication plugin).
 
 export { createVerifiedUser, resetPassword, signInLink } from './operator.ts';
-export { checkPassword, hashPassword } from './passwords.ts';
+export { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
 export { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
-export { findUserByEmail, findUserById, insertUser } from './repository.ts';
+export { findUserByEmail, findUserById, insertUser, sessionStartedAt } from './repository.ts';
 export { refuseForeignOrigins, type SignInGate, type SignInMethod, signIn } from './sign-in.ts';
 export { signedInViewSchema, toUserView } from './views.ts';

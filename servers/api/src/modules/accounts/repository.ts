@@ -367,3 +367,13 @@ function verifiedUser(
     .returningAll()
     .executeTakeFirst();
 }
+
+/** When a live session signed in (to judge a "recent sign-in"), or undefined when it is gone. */
+export async function sessionStartedAt(database: Executor, sessionId: string): Promise<Date | undefined> {
+  const row = await database
+    .selectFrom('user_sessions')
+    .select('created_at')
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  return row?.created_at;
+}

@@ -54,6 +54,7 @@ import type {
   OrganizationMembersTable,
   OrganizationsTable,
 } from './tables/organizations.table.ts';
+import type { PasskeyChallengesTable, PasskeysTable } from './tables/passkeys.table.ts';
 import type { BlobDeletionsTable, ErasureRequestsTable } from './tables/privacy.table.ts';
 import type { ProcessingJobsTable } from './tables/processing-jobs.table.ts';
 import type { ProjectsTable } from './tables/projects.table.ts';
@@ -139,4 +140,6 @@ export interface Database {
   dsar_requests: DsarRequestsTable;
   sso_connections: SsoConnectionsTable;
   sso_domains: SsoDomainsTable;
+  passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
 }
