@@ -133,6 +133,9 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
         source: { type: 'cluster', events: ['cluster.created'] },
       })
     ).id;
+    ids.domains = (
+      await ok('POST', `/v1/orgs/${organizationId}/domains`, { domain: `tolerance-${engine}.example` })
+    ).id;
     ids.erasure = (
       await ok('POST', `/v1/orgs/${organizationId}/erasure`, { userId: 'nobody-in-particular' })
     ).id;
