@@ -338,6 +338,13 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
           expect(response.json().error).toMatch(/^Billing is not configured on this deployment/);
           continue;
         }
+        // No DNS server publishes the claimed domain's record here: verify's 409 says what the
+        // lookup found (the body was read as no body).
+        if (operation.path === '/v1/orgs/{orgId}/domains/{id}/verify') {
+          expect(response.statusCode, response.body).toBe(409);
+          expect(response.json().error).toMatch(/ is not verified: the DNS lookup of _svc-verification\./);
+          continue;
+        }
         expect(response.statusCode, `${operation.method} ${operation.path}: ${response.body}`).toBeLessThan(
           300,
         );

@@ -21,11 +21,11 @@ import { createPollingLoop, type PollingLoop } from '../../platform/jobs/polling
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** The label the TXT record is published under, before the domain. */
-export const VERIFICATION_LABEL = '_svc-verification';
+const VERIFICATION_LABEL = '_svc-verification';
 /** The prefix of the TXT record's value. */
-export const VERIFICATION_PREFIX = 'svc-verification=';
+const VERIFICATION_PREFIX = 'svc-verification=';
 /** How often a verified domain's record is looked up again. */
-export const RECHECK_EVERY_MS = 24 * 60 * 60 * 1000;
+const RECHECK_EVERY_MS = 24 * 60 * 60 * 1000;
 
 /** Looks up TXT records (node:dns's `Resolver.resolveTxt`: each record as its strings). */
 export interface TxtResolver {
@@ -157,7 +157,7 @@ export async function listDomains(database: Executor, organizationId: string): P
     .execute();
 }
 
-export async function findDomain(
+async function findDomain(
   database: Executor,
   organizationId: string,
   domainId: string,
@@ -233,7 +233,7 @@ export async function removeDomain(
 }
 
 /** What a lookup of a domain's TXT record found. */
-export type TxtLookup =
+type TxtLookup =
   | { found: true }
   /** Definitely not there: no such name, no TXT record, or TXT records without the value. */
   | { found: false; gone: true; detail: string }
@@ -243,7 +243,7 @@ export type TxtLookup =
 const ABSENT_CODES = new Set(['ENOTFOUND', 'ENODATA']);
 
 /** Looks up the domain's TXT record and says whether it carries the expected value. */
-export async function lookUpVerification(
+async function lookUpVerification(
   resolver: TxtResolver,
   row: Pick<SsoDomain, 'domain' | 'verification_token'>,
 ): Promise<TxtLookup> {

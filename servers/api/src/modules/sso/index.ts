@@ -2,4 +2,4 @@
 // organization verifies by DNS. After organizations; projects and the rest come after. Other
 // modules import this module only through this file (servers/api/README.md, Layout).
 
-export { createDomainRecheckWorker, createTxtResolver, verifiedDomainOrganization } from './domains.ts';
+export { createDomainRecheckWorker, createTxtResolver } from './domains.ts';

@@ -71,9 +71,9 @@ export class SamlRefusal extends Error {
 }
 
 /** How long a response to an AuthnRequest is accepted. */
-export const SAML_REQUEST_LIFETIME_MS = 10 * 60 * 1000;
+const SAML_REQUEST_LIFETIME_MS = 10 * 60 * 1000;
 /** The clock skew allowed on NotBefore and NotOnOrAfter. */
-export const SAML_CLOCK_SKEW_MS = 60 * 1000;
+const SAML_CLOCK_SKEW_MS = 60 * 1000;
 
 const METADATA_NS = 'urn:oasis:names:tc:SAML:2.0:metadata';
 const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
@@ -113,8 +113,8 @@ function toPem(base64: string): string {
   return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
 }
 
-/** Whether `pem` is one X.509 certificate (throws otherwise). */
-export function normalizeCertificate(pemOrBase64: string): string {
+/** `pemOrBase64` as a PEM certificate; throws `invalid` when it is not one X.509 certificate. */
+function normalizeCertificate(pemOrBase64: string): string {
   const trimmed = pemOrBase64.trim();
   const body = trimmed.startsWith('-----BEGIN CERTIFICATE-----')
     ? trimmed.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '')
