@@ -30,7 +30,7 @@ describe('domains', () => {
     await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Domains' }).waitFor();
     await page.getByText('No domains yet.').waitFor();
 
-    await page.getByLabel('Domain').fill('Corp.Example');
+    await page.getByRole('textbox', { name: 'Domain' }).fill('Corp.Example');
     await page.getByRole('button', { name: 'Claim domain' }).click();
     const item = page.getByRole('listitem', { name: 'corp.example' });
     await item.getByText('Not verified').waitFor();

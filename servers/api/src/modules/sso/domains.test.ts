@@ -231,6 +231,21 @@ describe.each(ENGINES)('verified domains on %s', (engine) => {
     const failed = await recheckDomains(database, silent, new Date(now + 5 * 24 * 3600_000));
     expect(failed.unverified).toBe(0);
     expect(await verifiedDomainOrganization(database, 'recheck.example')).toBeDefined();
+    // Verify called by hand after the record is gone: 409, and the verification is cleared too.
+    dns.setTxt('_svc-verification.recheck.example');
+    expectJson(
+      await send(test, 'POST', `/v1/orgs/${organizationId}/domains/${claimed.id}/verify`, owner.headers),
+      409,
+    );
+    expect(await verifiedDomainOrganization(database, 'recheck.example')).toBeUndefined();
+    const byHand = await database
+      .selectFrom('audit_log')
+      .select(['actor_type', 'action'])
+      .where('target_id', '=', claimed.id)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(byHand).toEqual({ actor_type: 'user', action: 'domain.unverified' });
   });
 
   it('removes a claimed domain (and its verification), audited', async () => {

@@ -281,8 +281,9 @@ async function lookUpVerification(
 
 /**
  * Looks the claimed domain's TXT record up now. Found: the domain is verified (409 when another
- * organization has it verified). Not found: 409 with what was found. Both are recorded on the
- * row (`last_checked_at`, `last_check_error`) and audited.
+ * organization has it verified). Not found: 409 with what was found (a verified domain whose
+ * record is gone loses its verification). Both are recorded on the row (`last_checked_at`,
+ * `last_check_error`) and audited.
  */
 export async function verifyDomain(
   database: Kysely<Database>,
@@ -296,14 +297,20 @@ export async function verifyDomain(
   if (row === undefined) throw notFound(`No domain ${domainId}`);
   const lookup = await lookUpVerification(resolver, row);
   if (!lookup.found) {
+    // A verified domain whose record is gone loses its verification, as at the daily re-check.
+    const cleared = lookup.gone && row.verified_at !== null;
     await database.transaction().execute(async (transaction) => {
       await transaction
         .updateTable('sso_domains')
-        .set({ last_checked_at: now, last_check_error: lookup.detail })
+        .set({
+          last_checked_at: now,
+          last_check_error: lookup.detail,
+          ...(cleared ? { verified_at: null } : {}),
+        })
         .where('id', '=', row.id)
         .execute();
       await recordAudit(transaction, organizationId, audit.actor, audit.origin, {
-        action: 'domain.verification_failed',
+        action: cleared ? 'domain.unverified' : 'domain.verification_failed',
         target: { type: 'domain', id: row.id },
         details: { domain: row.domain, found: lookup.detail },
       });
