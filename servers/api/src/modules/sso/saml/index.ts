@@ -299,6 +299,15 @@ export async function verifySamlResponse(
     throw new SamlRefusal('malformed', 'The SAMLResponse is not a samlp:Response');
   }
 
+  const status = attribute(first(`${el('Status')}/${el('StatusCode')}`, response), 'Value');
+  if (status !== 'urn:oasis:names:tc:SAML:2.0:status:Success') {
+    const message = first(`${el('Status')}/${el('StatusMessage')}`, response)?.textContent?.trim();
+    throw new SamlRefusal(
+      'malformed',
+      `The IdP answered ${status ?? 'no status'}${message ? `: ${message.slice(0, 200)}` : ''}`,
+    );
+  }
+
   let assertionXml: string;
   try {
     const { profile } = await samlClient(idp, sp).validatePostResponseAsync({ SAMLResponse: samlResponse });
