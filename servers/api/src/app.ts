@@ -61,6 +61,7 @@ import searchRoutes from './modules/search/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
 import sourcemapRoutes from './modules/sourcemaps/routes.ts';
+import domainRoutes from './modules/sso/domain-routes.ts';
 import otlpRoutes, { sessionTraceRoutes } from './modules/traces/routes.ts';
 import { createUsageReporter } from './modules/usage/index.ts';
 import usageRoutes from './modules/usage/routes.ts';
@@ -129,6 +130,7 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(passkeyAuthRoutes, { prefix: '/auth/passkeys' });
   await fastify.register(invitationRoutes, { prefix: '/auth/invitations' });
   await fastify.register(organizationRoutes, { prefix: '/v1/orgs' });
+  await fastify.register(domainRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/domains
   await fastify.register(organizationProjectRoutes, {
     prefix: '/v1/orgs',
     onTokenCreated: (transaction, project, token) =>

@@ -111,6 +111,8 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'sso_domains',
         'passkeys',
         'passkey_challenges',
+        'saml_requests',
+        'saml_assertions',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);
