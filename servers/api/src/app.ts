@@ -43,6 +43,8 @@ import mcpRoutes from './modules/mcp/routes.ts';
 import inboxRoutes from './modules/notifications/inbox-routes.ts';
 import { notifyAccountEvent, notifySecurityEvent } from './modules/notifications/index.ts';
 import notificationRoutes from './modules/notifications/routes.ts';
+import oauthIdentityRoutes from './modules/oauth/identity-routes.ts';
+import oauthRoutes from './modules/oauth/routes.ts';
 import invitationRoutes from './modules/orgs/invitation-routes.ts';
 import organizationRoutes from './modules/orgs/routes.ts';
 import { releaseDsarLeases } from './modules/privacy/dsar-repository.ts';
@@ -124,6 +126,9 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(accountRoutes, { prefix: '/auth' });
   await fastify.register(meRoutes, { prefix: '/v1/me' });
   await fastify.register(mfaRoutes, { prefix: '/v1/me/mfa' });
+  // Sign-in with Google, Microsoft and GitHub, and the identities linked to one's account.
+  await fastify.register(oauthRoutes, { prefix: '/auth/oauth' });
+  await fastify.register(oauthIdentityRoutes, { prefix: '/v1/me/identities' });
   await fastify.register(invitationRoutes, { prefix: '/auth/invitations' });
   await fastify.register(organizationRoutes, { prefix: '/v1/orgs' });
   await fastify.register(organizationProjectRoutes, {

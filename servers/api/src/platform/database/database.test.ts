@@ -109,6 +109,9 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'dsar_requests',
         'sso_connections',
         'sso_domains',
+        'oauth_identities',
+        'oauth_flows',
+        'oauth_created_accounts',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

@@ -49,6 +49,11 @@ import type {
   RuleThrottlesTable,
 } from './tables/notifications.table.ts';
 import type {
+  OAuthCreatedAccountsTable,
+  OAuthFlowsTable,
+  OAuthIdentitiesTable,
+} from './tables/oauth.table.ts';
+import type {
   AuditLogTable,
   OrganizationInvitationsTable,
   OrganizationMembersTable,
@@ -139,4 +144,7 @@ export interface Database {
   dsar_requests: DsarRequestsTable;
   sso_connections: SsoConnectionsTable;
   sso_domains: SsoDomainsTable;
+  oauth_identities: OAuthIdentitiesTable;
+  oauth_flows: OAuthFlowsTable;
+  oauth_created_accounts: OAuthCreatedAccountsTable;
 }
