@@ -50,6 +50,10 @@ const ROUTES: Record<string, Requirement> = {
   'POST /auth/mfa/verify': PUBLIC,
   'POST /auth/magic-link': PUBLIC,
   'POST /auth/invitations/{token}/accept': PUBLIC,
+  // Sign-in with Google, Microsoft and GitHub: browser redirects, and the list of providers.
+  'GET /auth/oauth/providers': PUBLIC,
+  'GET /auth/oauth/{provider}/start': PUBLIC,
+  'GET /auth/oauth/{provider}/callback': PUBLIC,
   'GET /v1/config': PUBLIC,
   'POST /v1/ingest': PUBLIC,
   'GET /share/{token}': PUBLIC,
@@ -70,6 +74,8 @@ const ROUTES: Record<string, Requirement> = {
   'POST /v1/me/mfa/confirm': PERSON,
   'POST /v1/me/mfa/disable': PERSON,
   'POST /v1/me/mfa/recovery-codes': PERSON,
+  'GET /v1/me/identities': PERSON,
+  'DELETE /v1/me/identities/{id}': PERSON,
 
   'GET /v1/orgs': PERSON,
   'POST /v1/orgs': PERSON,
@@ -248,6 +254,7 @@ const WATCHED_TABLES = [
   'audit_log',
   'users',
   'user_mfa',
+  'oauth_identities',
   'sessions',
   'share_links',
   'funnels',

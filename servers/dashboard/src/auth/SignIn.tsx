@@ -3,6 +3,7 @@ import { type FormEvent, useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { api, type Me, rememberCsrfToken } from '../api.ts';
 import { ErrorText } from '../ui/status.tsx';
+import { OAuthButtons } from './oauth/OAuthButtons.tsx';
 
 /** Where to go after signing in: the page that asked for it, else the sessions. */
 export function useNextPage(): string {
@@ -82,6 +83,7 @@ export function SignIn() {
         <button type="submit" disabled={busy}>
           {mfaToken === undefined ? 'Sign in' : 'Verify'}
         </button>
+        {mfaToken === undefined ? <OAuthButtons onMfaToken={setMfaToken} /> : null}
         {mfaToken === undefined ? (
           <nav aria-label="Other ways in" className="auth-links">
             <Link to="/forgot-password">Forgot your password?</Link>
