@@ -69,6 +69,8 @@ export interface TestOidcProvider {
    * tokens are signed with.
    */
   tamper: { nonce?: string; foreignKeys?: boolean };
+  /** Registers the client's redirect URI (when the server's address is known after the provider's). */
+  registerRedirectUri(uri: string): void;
   close(): Promise<void>;
 }
 
@@ -77,7 +79,7 @@ export interface TestOidcProvider {
  * password) with one client for `redirectUri`, PKCE required, claims in the ID token (as Google
  * and Microsoft put them), consent given already.
  */
-export async function startOidcProvider(redirectUri: string | string[]): Promise<TestOidcProvider> {
+export async function startOidcProvider(redirectUri?: string): Promise<TestOidcProvider> {
   const people = new Map<string, Claims>();
   const tamper: TestOidcProvider['tamper'] = {};
   const key = signingKey('signing');
@@ -89,12 +91,12 @@ export async function startOidcProvider(redirectUri: string | string[]): Promise
   // Untyped package: loaded by a specifier TypeScript does not resolve, typed by the members used.
   const specifier: string = 'oidc-provider';
   const { default: Provider } = (await import(specifier)) as { default: OidcProviderClass };
-  const configuration = {
+  const configuration = (redirectUris: string[]) => ({
     clients: [
       {
         client_id: clientId,
         client_secret: clientSecret,
-        redirect_uris: Array.isArray(redirectUri) ? redirectUri : [redirectUri],
+        redirect_uris: redirectUris,
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',
@@ -128,9 +130,11 @@ export async function startOidcProvider(redirectUri: string | string[]): Promise
       await grant.save();
       return grant;
     },
-  };
-  const provider = new Provider(issuer, configuration);
-  const callback = provider.callback();
+  });
+  let callback = new Provider(
+    issuer,
+    configuration(redirectUri === undefined ? [] : [redirectUri]),
+  ).callback();
   server.on('request', (request, response) => {
     const url = new URL(request.url ?? '/', issuer);
     if (tamper.nonce !== undefined && url.pathname === '/auth' && url.searchParams.has('nonce')) {
@@ -144,7 +148,18 @@ export async function startOidcProvider(redirectUri: string | string[]): Promise
     }
     callback(request, response);
   });
-  return { issuer, clientId, clientSecret, people, tamper, close: () => close(server) };
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    people,
+    tamper,
+    registerRedirectUri(uri) {
+      // A new provider with the same issuer, keys and client (for a server whose port came later).
+      callback = new Provider(issuer, configuration([uri])).callback();
+    },
+    close: () => close(server),
+  };
 }
 
 /** A GitHub user as the stand-in knows them, with the addresses `GET /user/emails` lists. */
