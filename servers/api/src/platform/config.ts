@@ -115,7 +115,7 @@ export interface Configuration {
 }
 
 /** An OpenID Connect provider's settings (Google, Microsoft): discovered from its issuer. */
-export interface OidcProviderConfiguration {
+interface OidcProviderConfiguration {
   clientId: string;
   clientSecret: string;
   /** The issuer; `<issuer>/.well-known/openid-configuration` is its discovery document. */

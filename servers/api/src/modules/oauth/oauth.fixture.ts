@@ -35,7 +35,7 @@ interface GrantContext {
 }
 
 /** A person as a provider knows them: their claims (`sub`, `email`, `email_verified`, ...). */
-export type Claims = Record<string, unknown> & { sub: string };
+type Claims = Record<string, unknown> & { sub: string };
 
 function signingKey(kid: string) {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -270,7 +270,7 @@ export async function startGitHubStandIn(): Promise<GitHubStandIn> {
 }
 
 /** Cookies of one client, by name (enough for one host; paths are ignored). */
-export function createCookieJar() {
+function createCookieJar() {
   const cookies = new Map<string, string>();
   return {
     store(setCookies: string[]) {

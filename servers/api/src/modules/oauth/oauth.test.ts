@@ -15,6 +15,7 @@ import {
   startOidcProvider,
   type TestOidcProvider,
 } from './oauth.fixture.ts';
+import { emailVerifiedByClaims } from './providers.ts';
 import { safeReturnTo } from './routes.ts';
 
 // Sign-in with Google and Microsoft against real OpenID providers (oidc-provider, in this process,
@@ -52,6 +53,26 @@ describe('safeReturnTo', () => {
       undefined,
     ])
       expect(safeReturnTo(bad)).toBeUndefined();
+  });
+});
+
+describe('emailVerifiedByClaims', () => {
+  it("takes Google's email_verified, and Microsoft's address only with xms_edov or a verified_* claim", () => {
+    const email = 'ada@example.com';
+    expect(emailVerifiedByClaims('google', { email_verified: true }, email)).toBe(true);
+    expect(emailVerifiedByClaims('google', { email_verified: false }, email)).toBe(false);
+    expect(emailVerifiedByClaims('google', {}, email)).toBe(false);
+    // Microsoft's email_verified is no claim it issues: not trusted.
+    expect(emailVerifiedByClaims('microsoft', { email_verified: true }, email)).toBe(false);
+    expect(emailVerifiedByClaims('microsoft', { xms_edov: true }, email)).toBe(true);
+    expect(emailVerifiedByClaims('microsoft', { xms_edov: '1' }, email)).toBe(true);
+    expect(emailVerifiedByClaims('microsoft', { xms_edov: false }, email)).toBe(false);
+    expect(emailVerifiedByClaims('microsoft', { verified_primary_email: ['Ada@Example.com'] }, email)).toBe(
+      true,
+    );
+    expect(
+      emailVerifiedByClaims('microsoft', { verified_secondary_email: ['other@example.com'] }, email),
+    ).toBe(false);
   });
 });
 

@@ -36,7 +36,7 @@ export interface Provider {
   finish(currentUrl: URL, state: string, secrets: FlowSecrets): Promise<ProviderProfile>;
 }
 
-export const PROVIDER_NAMES: Record<OAuthProviderId, string> = {
+const PROVIDER_NAMES: Record<OAuthProviderId, string> = {
   google: 'Google',
   microsoft: 'Microsoft',
   github: 'GitHub',

@@ -11,7 +11,7 @@ import { hashSecret } from '../../platform/secrets.ts';
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** How long a sign-in started at a provider may take to come back. */
-export const FLOW_LIFETIME_MS = 10 * 60_000;
+const FLOW_LIFETIME_MS = 10 * 60_000;
 
 /** Records a flow started by the browser holding `browserSecret` (the flow cookie's value). */
 export async function createFlow(

@@ -28,7 +28,7 @@ import { createFlow, linkIdentity, recordCreatedAccount, useFlow, useIdentity } 
 // redirect, to the provider or back to the dashboard (`<app>/login?error=…` when it failed).
 
 /** The flow cookie: the PKCE verifier and the nonce, only for the browser that started the flow. */
-export const FLOW_COOKIE = 'service_oauth';
+const FLOW_COOKIE = 'service_oauth';
 
 /** Sign-ins started per client address (each is a row and a redirect to the provider). */
 const START_LIMIT = { max: 30, windowMs: 15 * 60_000 };
