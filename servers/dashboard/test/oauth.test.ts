@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOidcProvider, type TestOidcProvider } from '../../api/src/modules/oauth/oauth.fixture.ts';
-import { type Dashboard, expectAccessible, startDashboard } from './harness.ts';
+import { type Dashboard, expectAccessible, screenshot, startDashboard } from './harness.ts';
 
 // Sign-in with Google from the dashboard's sign-in page, in Chromium, against a real OpenID
 // provider (oidc-provider in this process, configured as Google through SVC_OAUTH_GOOGLE_ISSUER):
@@ -40,6 +40,7 @@ describe('sign-in with Google', () => {
     const button = page.getByRole('link', { name: 'Continue with Google' });
     await expect(button.isVisible()).resolves.toBe(true);
     await expectAccessible(page);
+    await screenshot(page, 'oauth-sign-in');
 
     await button.click();
     // The provider's own login form (oidc-provider's, which accepts any login and password).
@@ -56,6 +57,12 @@ describe('sign-in with Google', () => {
     await linked.getByRole('cell', { name: 'Google', exact: true }).waitFor();
     await expect(linked.getByRole('cell', { name: member.email }).isVisible()).resolves.toBe(true);
     await expectAccessible(page);
+    await linked.scrollIntoViewIfNeeded();
+    await screenshot(page, 'oauth-linked-accounts');
+    // The member has a password of their own: the identity may go.
+    await linked.getByRole('button', { name: 'Unlink Google' }).click();
+    await linked.getByRole('status').filter({ hasText: 'Your Google account is unlinked.' }).waitFor();
+    await linked.getByText('No Google, Microsoft or GitHub account is linked.', { exact: false }).waitFor();
     expect(errors).toEqual([]);
   }, 120_000);
 
@@ -70,6 +77,7 @@ describe('sign-in with Google', () => {
     await page.waitForURL(/\/login\?error=/);
     await expect(page.getByRole('alert').textContent()).resolves.toMatch(/no account was made/);
     await expectAccessible(page);
+    await screenshot(page, 'oauth-refused');
     expect(errors).toEqual([]);
   }, 120_000);
 });
