@@ -52,6 +52,10 @@ const ROUTES: Record<string, Requirement> = {
   'POST /auth/invitations/{token}/accept': PUBLIC,
   'POST /auth/passkeys/login/options': PUBLIC,
   'POST /auth/passkeys/login/verify': PUBLIC,
+  // Sign-in with Google, Microsoft and GitHub: browser redirects, and the list of providers.
+  'GET /auth/oauth/providers': PUBLIC,
+  'GET /auth/oauth/{provider}/start': PUBLIC,
+  'GET /auth/oauth/{provider}/callback': PUBLIC,
   'GET /v1/config': PUBLIC,
   'POST /v1/ingest': PUBLIC,
   'GET /share/{token}': PUBLIC,
@@ -77,6 +81,8 @@ const ROUTES: Record<string, Requirement> = {
   'POST /v1/me/passkeys/registration/verify': PERSON,
   'PATCH /v1/me/passkeys/{id}': PERSON,
   'DELETE /v1/me/passkeys/{id}': PERSON,
+  'GET /v1/me/identities': PERSON,
+  'DELETE /v1/me/identities/{id}': PERSON,
 
   'GET /v1/orgs': PERSON,
   'POST /v1/orgs': PERSON,
@@ -260,6 +266,7 @@ const WATCHED_TABLES = [
   'users',
   'user_mfa',
   'passkeys',
+  'oauth_identities',
   'sessions',
   'share_links',
   'funnels',

@@ -43,6 +43,8 @@ import mcpRoutes from './modules/mcp/routes.ts';
 import inboxRoutes from './modules/notifications/inbox-routes.ts';
 import { notifyAccountEvent, notifySecurityEvent } from './modules/notifications/index.ts';
 import notificationRoutes from './modules/notifications/routes.ts';
+import oauthIdentityRoutes from './modules/oauth/identity-routes.ts';
+import oauthRoutes from './modules/oauth/routes.ts';
 import invitationRoutes from './modules/orgs/invitation-routes.ts';
 import organizationRoutes from './modules/orgs/routes.ts';
 import { passkeyAuthRoutes, passkeyMeRoutes } from './modules/passkeys/index.ts';
@@ -128,6 +130,9 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(mfaRoutes, { prefix: '/v1/me/mfa' });
   await fastify.register(passkeyMeRoutes, { prefix: '/v1/me/passkeys' });
   await fastify.register(passkeyAuthRoutes, { prefix: '/auth/passkeys' });
+  // Sign-in with Google, Microsoft and GitHub, and the identities linked to one's account.
+  await fastify.register(oauthRoutes, { prefix: '/auth/oauth' });
+  await fastify.register(oauthIdentityRoutes, { prefix: '/v1/me/identities' });
   await fastify.register(invitationRoutes, { prefix: '/auth/invitations' });
   await fastify.register(organizationRoutes, { prefix: '/v1/orgs' });
   await fastify.register(domainRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/domains

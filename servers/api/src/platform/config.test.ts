@@ -33,6 +33,7 @@ describe('loadConfiguration', () => {
       usageWorker: true,
       appUrl: 'http://127.0.0.1:8080',
       webhookAllowedHosts: expect.objectContaining({ text: '' }),
+      oauth: {},
     });
     expect(configuration.webhookAllowedHosts.hosts.size).toBe(0);
   });
@@ -160,6 +161,56 @@ describe('describeConfiguration', () => {
     expect(described).not.toContain('very-secret');
     expect(described).not.toContain(masterKey);
     expect(described).toContain('postgres://svc:redacted@127.0.0.1:5432/svc');
+  });
+});
+
+describe('OAuth sign-in settings', () => {
+  it('offers a provider with a client id and secret, with its default issuer or endpoints', () => {
+    const configuration = loadConfiguration({
+      SVC_OAUTH_GOOGLE_CLIENT_ID: 'g-id',
+      SVC_OAUTH_GOOGLE_CLIENT_SECRET: 'g-secret',
+      SVC_OAUTH_MICROSOFT_CLIENT_ID: 'm-id',
+      SVC_OAUTH_MICROSOFT_CLIENT_SECRET: 'm-secret',
+      SVC_OAUTH_MICROSOFT_TENANT: 'organizations',
+      SVC_OAUTH_GITHUB_CLIENT_ID: 'gh-id',
+      SVC_OAUTH_GITHUB_CLIENT_SECRET: 'gh-secret',
+      SVC_OAUTH_GITHUB_URL: 'https://ghe.example.com/',
+      SVC_OAUTH_GITHUB_API_URL: 'https://ghe.example.com/api/v3',
+    });
+    expect(configuration.oauth).toEqual({
+      google: { clientId: 'g-id', clientSecret: 'g-secret', issuer: 'https://accounts.google.com' },
+      microsoft: {
+        clientId: 'm-id',
+        clientSecret: 'm-secret',
+        issuer: 'https://login.microsoftonline.com/organizations/v2.0',
+      },
+      github: {
+        clientId: 'gh-id',
+        clientSecret: 'gh-secret',
+        webUrl: 'https://ghe.example.com',
+        apiUrl: 'https://ghe.example.com/api/v3',
+      },
+    });
+    const described = JSON.stringify(describeConfiguration(configuration));
+    expect(described).not.toContain('g-secret');
+    expect(described).not.toContain('gh-secret');
+  });
+
+  it('names a half-configured provider and an issuer over plain http elsewhere than loopback', () => {
+    expect(
+      problemsOf({
+        SVC_OAUTH_GOOGLE_CLIENT_ID: 'g-id',
+        SVC_OAUTH_GITHUB_CLIENT_SECRET: 'x',
+        SVC_OAUTH_MICROSOFT_ISSUER: 'http://login.example.com/v2.0',
+      }),
+    ).toEqual([
+      'SVC_OAUTH_MICROSOFT_ISSUER: must be https (http only on a loopback address), e.g. https://login.microsoftonline.com/common/v2.0',
+    ]);
+    expect(problemsOf({ SVC_OAUTH_GOOGLE_CLIENT_ID: 'g-id', SVC_OAUTH_GITHUB_CLIENT_SECRET: 'x' })).toEqual([
+      'SVC_OAUTH_GOOGLE_CLIENT_SECRET: required with SVC_OAUTH_GOOGLE_CLIENT_ID',
+      'SVC_OAUTH_GITHUB_CLIENT_SECRET: set SVC_OAUTH_GITHUB_CLIENT_ID too',
+    ]);
+    expect(loadConfiguration({}).oauth).toEqual({});
   });
 });
 

@@ -113,6 +113,33 @@ export interface Configuration {
    * names.
    */
   stripe?: StripeConfiguration;
+  /**
+   * Sign-in with Google, Microsoft and GitHub (`SVC_OAUTH_<PROVIDER>_CLIENT_ID`, `_CLIENT_SECRET`
+   * and the overridable issuer or endpoints). A provider without a client id is not offered.
+   */
+  oauth: OAuthConfiguration;
+}
+
+/** An OpenID Connect provider's settings (Google, Microsoft): discovered from its issuer. */
+interface OidcProviderConfiguration {
+  clientId: string;
+  clientSecret: string;
+  /** The issuer; `<issuer>/.well-known/openid-configuration` is its discovery document. */
+  issuer: string;
+}
+
+/** The OAuth sign-in providers configured; each absent one is not offered. */
+export interface OAuthConfiguration {
+  google?: OidcProviderConfiguration;
+  microsoft?: OidcProviderConfiguration;
+  github?: {
+    clientId: string;
+    clientSecret: string;
+    /** Where people authorize (`<webUrl>/login/oauth/authorize`) and codes are exchanged. */
+    webUrl: string;
+    /** The REST API (`<apiUrl>/user`, `<apiUrl>/user/emails`). */
+    apiUrl: string;
+  };
 }
 
 /** The Stripe settings: secrets never leave the process (see {@link describeConfiguration}). */
@@ -317,6 +344,7 @@ const environmentSchema = z.object({
       })
       .optional(),
   ),
+  ...oauthVariables(),
   SVC_LOG_LEVEL: optionalText
     .default('info')
     .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
@@ -349,6 +377,91 @@ const environmentSchema = z.object({
       .optional(),
   ),
 });
+
+/** An OAuth provider's URL setting: https, or http on a loopback address (tests, a local stand-in). */
+function providerUrl(example: string) {
+  return optionalText.pipe(
+    z
+      .url({ protocol: /^https?$/, error: `must be an absolute http(s) URL, e.g. ${example}` })
+      .refine((value) => value.startsWith('https:') || isLoopbackUrl(value), {
+        message: `must be https (http only on a loopback address), e.g. ${example}`,
+      })
+      .optional(),
+  );
+}
+
+function isLoopbackUrl(value: string): boolean {
+  const host = new URL(value).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** The `SVC_OAUTH_*` variables. */
+function oauthVariables() {
+  const clientId = optionalText.pipe(z.string().max(512).optional());
+  const clientSecret = optionalText.pipe(z.string().max(4096).optional());
+  return {
+    SVC_OAUTH_GOOGLE_CLIENT_ID: clientId,
+    SVC_OAUTH_GOOGLE_CLIENT_SECRET: clientSecret,
+    SVC_OAUTH_GOOGLE_ISSUER: providerUrl('https://accounts.google.com'),
+    SVC_OAUTH_MICROSOFT_CLIENT_ID: clientId,
+    SVC_OAUTH_MICROSOFT_CLIENT_SECRET: clientSecret,
+    SVC_OAUTH_MICROSOFT_TENANT: optionalText.pipe(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9.-]{1,100}$/, 'must be common, organizations, consumers, a tenant id or domain')
+        .optional(),
+    ),
+    SVC_OAUTH_MICROSOFT_ISSUER: providerUrl('https://login.microsoftonline.com/common/v2.0'),
+    SVC_OAUTH_GITHUB_CLIENT_ID: clientId,
+    SVC_OAUTH_GITHUB_CLIENT_SECRET: clientSecret,
+    SVC_OAUTH_GITHUB_URL: providerUrl('https://github.com'),
+    SVC_OAUTH_GITHUB_API_URL: providerUrl('https://api.github.com'),
+  };
+}
+
+type OAuthSettings = { [Name in keyof ReturnType<typeof oauthVariables>]?: string | undefined };
+
+/** The providers configured, and a problem for each half-configured one. */
+function readOAuthSettings(settings: OAuthSettings, problems: string[]): OAuthConfiguration {
+  const oauth: OAuthConfiguration = {};
+  const credentials = (provider: 'GOOGLE' | 'MICROSOFT' | 'GITHUB') => {
+    const clientId = settings[`SVC_OAUTH_${provider}_CLIENT_ID`];
+    const clientSecret = settings[`SVC_OAUTH_${provider}_CLIENT_SECRET`];
+    if (clientId === undefined) {
+      if (clientSecret !== undefined)
+        problems.push(`SVC_OAUTH_${provider}_CLIENT_SECRET: set SVC_OAUTH_${provider}_CLIENT_ID too`);
+      return undefined;
+    }
+    if (clientSecret === undefined) {
+      problems.push(`SVC_OAUTH_${provider}_CLIENT_SECRET: required with SVC_OAUTH_${provider}_CLIENT_ID`);
+      return undefined;
+    }
+    return { clientId, clientSecret };
+  };
+  const trim = (url: string) => url.replace(/\/+$/, '');
+  const google = credentials('GOOGLE');
+  if (google !== undefined)
+    oauth.google = {
+      ...google,
+      issuer: trim(settings.SVC_OAUTH_GOOGLE_ISSUER ?? 'https://accounts.google.com'),
+    };
+  const microsoft = credentials('MICROSOFT');
+  if (microsoft !== undefined) {
+    const tenant = settings.SVC_OAUTH_MICROSOFT_TENANT ?? 'common';
+    oauth.microsoft = {
+      ...microsoft,
+      issuer: trim(settings.SVC_OAUTH_MICROSOFT_ISSUER ?? `https://login.microsoftonline.com/${tenant}/v2.0`),
+    };
+  }
+  const github = credentials('GITHUB');
+  if (github !== undefined)
+    oauth.github = {
+      ...github,
+      webUrl: trim(settings.SVC_OAUTH_GITHUB_URL ?? 'https://github.com'),
+      apiUrl: trim(settings.SVC_OAUTH_GITHUB_API_URL ?? 'https://api.github.com'),
+    };
+  return oauth;
+}
 
 const ADDRESS = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
 
@@ -438,6 +551,7 @@ export function loadConfiguration(environment: Record<string, string | undefined
         'SVC_STRIPE_PRICES: required with SVC_STRIPE_SECRET_KEY, e.g. team:price_123,business:price_456',
       );
   }
+  const oauth = readOAuthSettings(settings, problems);
   if (problems.length > 0) throw new ConfigurationError({ problems });
 
   const port = settings.PORT;
@@ -479,6 +593,7 @@ export function loadConfiguration(environment: Record<string, string | undefined
     usageWorker: settings.SVC_USAGE_WORKER ?? true,
     appUrl: (settings.SVC_APP_URL ?? publicUrl).replace(/\/+$/, ''),
     webhookAllowedHosts: allowedHosts.allowed,
+    oauth,
   };
   if (settings.SVC_MASTER_KEY !== undefined) configuration.masterKey = settings.SVC_MASTER_KEY;
   if (settings.SVC_MASTER_KEY_PREVIOUS !== undefined)
@@ -599,6 +714,12 @@ export function describeConfiguration(configuration: Configuration): Record<stri
             apiBase: configuration.stripe.apiBase,
           },
         }),
+    oauth: Object.fromEntries(
+      Object.entries(configuration.oauth).map(([provider, settings]) => [
+        provider,
+        { ...settings, clientSecret: `[from SVC_OAUTH_${provider.toUpperCase()}_CLIENT_SECRET]` },
+      ]),
+    ),
   };
 }
 

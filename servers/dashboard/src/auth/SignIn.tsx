@@ -4,6 +4,7 @@ import { Link, useNavigate, useSearchParams } from 'react-router';
 import { api, type Me, rememberCsrfToken } from '../api.ts';
 import { ErrorText } from '../ui/status.tsx';
 import { PasskeySignIn } from './passkeys/PasskeySignIn.tsx';
+import { OAuthButtons } from './oauth/OAuthButtons.tsx';
 
 /** Where to go after signing in: the page that asked for it, else the sessions. */
 export function useNextPage(): string {
@@ -83,6 +84,7 @@ export function SignIn() {
         <button type="submit" disabled={busy}>
           {mfaToken === undefined ? 'Sign in' : 'Verify'}
         </button>
+        {mfaToken === undefined ? <OAuthButtons onMfaToken={setMfaToken} /> : null}
         {mfaToken === undefined ? (
           <nav aria-label="Other ways in" className="auth-links">
             <Link to="/forgot-password">Forgot your password?</Link>

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, type Me, type User } from '../api.ts';
+import { LinkedIdentities } from '../auth/oauth/LinkedIdentities.tsx';
 import { formatDateTime } from '../ui/format.ts';
 import { ErrorText, QueryState } from '../ui/status.tsx';
 import { useWorkspace } from '../ui/workspace.tsx';
@@ -18,6 +19,7 @@ export function ProfilePage() {
       <PasswordForm />
       <TwoFactor />
       <Passkeys />
+      <LinkedIdentities />
       <Sessions />
     </SettingsLayout>
   );

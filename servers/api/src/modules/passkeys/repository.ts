@@ -69,6 +69,16 @@ export function listPasskeys(database: Executor, userId: string): Promise<Passke
     .execute();
 }
 
+/** How many passkeys the person has (a way in besides a password and linked identities). */
+export async function countPasskeys(database: Executor, userId: string): Promise<number> {
+  const row = await database
+    .selectFrom('passkeys')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 /** The passkey of a credential id, whoever's it is (sign-in). */
 export function findPasskeyByCredentialId(
   database: Executor,

@@ -113,6 +113,9 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'passkey_challenges',
         'saml_requests',
         'saml_assertions',
+        'oauth_identities',
+        'oauth_flows',
+        'oauth_created_accounts',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

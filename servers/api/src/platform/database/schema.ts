@@ -49,6 +49,11 @@ import type {
   RuleThrottlesTable,
 } from './tables/notifications.table.ts';
 import type {
+  OAuthCreatedAccountsTable,
+  OAuthFlowsTable,
+  OAuthIdentitiesTable,
+} from './tables/oauth.table.ts';
+import type {
   AuditLogTable,
   OrganizationInvitationsTable,
   OrganizationMembersTable,
@@ -145,4 +150,7 @@ export interface Database {
   passkey_challenges: PasskeyChallengesTable;
   saml_requests: SamlRequestsTable;
   saml_assertions: SamlAssertionsTable;
+  oauth_identities: OAuthIdentitiesTable;
+  oauth_flows: OAuthFlowsTable;
+  oauth_created_accounts: OAuthCreatedAccountsTable;
 }
