@@ -33,7 +33,9 @@ export default defineConfig({
   ssr: { resolve: { conditions: [source, ...serverConditions] } },
   test: {
     projects: [
-      project('packages', parallel),
+      // 30 s as the servers': a test that starts a CLI process waits for Node to start it, longer
+      // than the default 5 s while the other worker loads the machine.
+      project('packages', { ...parallel, testTimeout: 30_000 }),
       // The call scenarios start the server on a copy of the run's migrated PGlite template (one
       // per run, shared with the servers project).
       project('examples', { ...alone, globalSetup: ['servers/api/test/pglite-template.ts'] }),
