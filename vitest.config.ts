@@ -20,18 +20,29 @@ function project(folder: string, options: Record<string, unknown> = {}) {
   };
 }
 
+// Files run two at a time (one per core of the 2-core CI machine; vitest's default is one fewer
+// than the cores): most of a file's time is waiting (PGlite's and PostgreSQL's I/O, Chromium,
+// servers), and one file at a time left the second core idle in the gaps between files. Each file
+// has its own databases, data directories and ports. The call scenarios shape the machine's
+// network (nftables, tc on lo), so they run alone, after everything else.
+const parallel = { maxWorkers: 2, sequence: { groupOrder: 0 } };
+const alone = { maxWorkers: 1, sequence: { groupOrder: 1 } };
+
 export default defineConfig({
   resolve: { conditions: [source, ...clientConditions] },
   ssr: { resolve: { conditions: [source, ...serverConditions] } },
   test: {
     projects: [
-      project('packages'),
+      // 30 s as the servers': a test that starts a CLI process waits for Node to start it, longer
+      // than the default 5 s while the other worker loads the machine.
+      project('packages', { ...parallel, testTimeout: 30_000 }),
       // The call scenarios start the server on a copy of the run's migrated PGlite template (one
       // per run, shared with the servers project).
-      project('examples', { globalSetup: ['servers/api/test/pglite-template.ts'] }),
+      project('examples', { ...alone, globalSetup: ['servers/api/test/pglite-template.ts'] }),
       // The server's tests get one real PostgreSQL and one migrated PGlite template per run, and
       // the dashboard built once (its tests open it in Chromium).
       project('servers', {
+        ...parallel,
         globalSetup: [
           'servers/api/test/global-setup.ts',
           'servers/api/test/pglite-template.ts',
