@@ -48,7 +48,8 @@ export default defineConfig({
           'servers/api/test/pglite-template.ts',
           'servers/dashboard/test/global-setup.ts',
         ],
-        testTimeout: 30_000,
+        // A dashboard test walks pages in Chromium beside another file's work: 60 s.
+        testTimeout: 60_000,
         hookTimeout: 60_000,
         // expect.poll waits up to 1 s by default: too short for a page in Chromium while the
         // other test files load the machine (the dashboard's tests poll what the page shows).
