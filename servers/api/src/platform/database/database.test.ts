@@ -109,6 +109,8 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'dsar_requests',
         'sso_connections',
         'sso_domains',
+        'sso_identities',
+        'sso_oidc_flows',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

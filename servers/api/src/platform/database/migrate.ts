@@ -38,6 +38,7 @@ import * as breakGlass from './migrations/2026-12-20-break-glass.ts';
 import * as privacy from './migrations/2026-12-21-privacy.ts';
 import * as dsar from './migrations/2026-12-22-dsar.ts';
 import * as sso from './migrations/2026-12-23-sso.ts';
+import * as ssoFlows from './migrations/2026-12-26-sso-flows.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -82,6 +83,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-21-privacy': privacy,
   '2026-12-22-dsar': dsar,
   '2026-12-23-sso': sso,
+  '2026-12-26-sso-flows': ssoFlows,
 };
 
 /**

@@ -63,6 +63,7 @@ import type { SessionsTable } from './tables/sessions.table.ts';
 import type { ShareLinksTable } from './tables/share-links.table.ts';
 import type { SourcemapFilesTable } from './tables/sourcemaps.table.ts';
 import type { SsoConnectionsTable, SsoDomainsTable } from './tables/sso.table.ts';
+import type { SsoIdentitiesTable, SsoOidcFlowsTable } from './tables/sso-flows.table.ts';
 import type { LogRecordsTable, SpansTable } from './tables/traces.table.ts';
 import type {
   UsageCapsTable,
@@ -139,4 +140,6 @@ export interface Database {
   dsar_requests: DsarRequestsTable;
   sso_connections: SsoConnectionsTable;
   sso_domains: SsoDomainsTable;
+  sso_identities: SsoIdentitiesTable;
+  sso_oidc_flows: SsoOidcFlowsTable;
 }

@@ -1,0 +1,7 @@
+// Organization SSO: an organization's SAML 2.0 and OpenID Connect connections, sign-in through
+// them (just-in-time membership), and the sign-in gate that requires SSO of the people of its
+// verified domains and joins them to it. Other modules import this module only through this file
+// (servers/api/README.md, Layout); the composition files import its routes and gate directly.
+
+export { createSsoSignInGate } from './gate.ts';
+export type { AnnounceSsoChange, SsoChange } from './routes.ts';
