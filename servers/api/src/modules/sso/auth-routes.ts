@@ -195,6 +195,8 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
     '/:connectionId/start',
     {
       schema: {
+        // A browser's navigation (answered with a redirect), not an API call: see the README.
+        hide: true,
         summary: 'Start a sign-in through an SSO connection: a redirect to the identity provider',
         params: connectionParams,
         response: { 302: z.null(), 400: errorBodySchema, 404: errorBodySchema },
@@ -249,6 +251,8 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
     '/:connectionId/callback',
     {
       schema: {
+        // A browser's navigation (answered with a redirect), not an API call: see the README.
+        hide: true,
         summary:
           'The OpenID provider’s redirect back: the ID token validated, then a session and a redirect to the dashboard',
         params: connectionParams,
@@ -300,6 +304,8 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
     '/:connectionId/acs',
     {
       schema: {
+        // A browser's navigation (answered with a redirect), not an API call: see the README.
+        hide: true,
         summary:
           'SAML assertion consumer service (HTTP-POST binding): the IdP’s signed response, then a session',
         consumes: ['application/x-www-form-urlencoded'],
