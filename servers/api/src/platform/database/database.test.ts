@@ -111,6 +111,8 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'sso_domains',
         'sso_identities',
         'sso_oidc_flows',
+        'saml_requests',
+        'saml_assertions',
       ].sort(),
     );
     expect(await migrateToLatest(handle.database)).toEqual([]);

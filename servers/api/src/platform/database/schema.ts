@@ -58,6 +58,7 @@ import type { BlobDeletionsTable, ErasureRequestsTable } from './tables/privacy.
 import type { ProcessingJobsTable } from './tables/processing-jobs.table.ts';
 import type { ProjectsTable } from './tables/projects.table.ts';
 import type { AiAnomaliesTable, AiDigestsTable } from './tables/reports.table.ts';
+import type { SamlAssertionsTable, SamlRequestsTable } from './tables/saml.table.ts';
 import type { SessionSignalsTable } from './tables/session-signals.table.ts';
 import type { SessionsTable } from './tables/sessions.table.ts';
 import type { ShareLinksTable } from './tables/share-links.table.ts';
@@ -142,4 +143,6 @@ export interface Database {
   sso_domains: SsoDomainsTable;
   sso_identities: SsoIdentitiesTable;
   sso_oidc_flows: SsoOidcFlowsTable;
+  saml_requests: SamlRequestsTable;
+  saml_assertions: SamlAssertionsTable;
 }
