@@ -26,8 +26,13 @@ import {
   takeOidcFlow,
   verifiedDomainOwner,
 } from './repository.ts';
-import { defaultServiceProvider } from './routes.ts';
-import type { SamlLibrary } from './saml-port.ts';
+import {
+  SamlRefusal,
+  samlServiceProvider,
+  serviceProviderMetadata,
+  startSamlSignIn,
+  verifySamlResponse,
+} from './saml/index.ts';
 import { openClientSecret } from './secrets.ts';
 
 /** The cookie binding an OpenID sign-in to the browser that started it. */
@@ -42,7 +47,6 @@ const ACS_LIMIT = { max: 60, windowMs: 15 * 60_000 };
 const connectionParams = z.object({ connectionId: z.string().max(64) });
 
 export interface SsoAuthRoutesOptions {
-  saml?: SamlLibrary | undefined;
   /** The seats the organization's plan allows (just-in-time membership counts them). */
   seatLimits: (organizationId: string) => Promise<SeatAndProjectLimits>;
 }
@@ -79,19 +83,12 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
     },
   );
 
-  const serviceProvider = (id: string) =>
-    options.saml?.samlServiceProvider(publicUrl, id) ?? defaultServiceProvider(publicUrl, id);
+  const serviceProvider = (id: string) => samlServiceProvider(publicUrl, id);
 
   async function enabledConnection(connectionId: string): Promise<SsoConnection> {
     const connection = await findConnectionById(database, connectionId);
     if (connection === undefined || !connection.enabled) throw notFound(`No SSO connection ${connectionId}`);
     return connection;
-  }
-
-  function samlLibrary(): SamlLibrary {
-    if (options.saml === undefined)
-      throw new ApiError({ status: 501, code: 'internal', message: 'SAML is not available on this server' });
-    return options.saml;
   }
 
   function identityProvider(connection: SsoConnection) {
@@ -206,8 +203,7 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
       const connection = await enabledConnection(request.params.connectionId);
       const now = new Date();
       if (connection.type === 'saml') {
-        const saml = samlLibrary();
-        const { redirectUrl } = await saml.startSamlSignIn(
+        const { redirectUrl } = await startSamlSignIn(
           database,
           connection.id,
           identityProvider(connection),
@@ -321,10 +317,9 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
       await acsPerAddress(request, reply, request.ip);
       const connection = await enabledConnection(request.params.connectionId);
       if (connection.type !== 'saml') throw notFound(`No SAML connection ${connection.id}`);
-      const saml = samlLibrary();
       let asserted: AssertedPerson;
       try {
-        const assertion = await saml.verifySamlResponse(
+        const assertion = await verifySamlResponse(
           database,
           connection.id,
           identityProvider(connection),
@@ -338,9 +333,8 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
           name: assertion.name,
         };
       } catch (error) {
-        const refusal = saml.refusalOf(error);
-        if (refusal === undefined) throw error;
-        return refuse(request, reply, connection, refusal);
+        if (!SamlRefusal.isInstance(error)) throw error;
+        return refuse(request, reply, connection, { reason: error.reason, message: error.message });
       }
       return complete(request, reply, connection, asserted);
     },
@@ -359,7 +353,7 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
       const connection = await findConnectionById(database, request.params.connectionId);
       if (connection === undefined || connection.type !== 'saml')
         throw notFound(`No SAML connection ${request.params.connectionId}`);
-      const xml = samlLibrary().serviceProviderMetadata(serviceProvider(connection.id));
+      const xml = serviceProviderMetadata(serviceProvider(connection.id));
       return reply.type('application/samlmetadata+xml; charset=utf-8').send(xml);
     },
   );

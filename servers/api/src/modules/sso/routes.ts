@@ -24,7 +24,7 @@ import {
   ssoRequired,
   updateConnection,
 } from './repository.ts';
-import type { SamlIdentityProvider, SamlLibrary } from './saml-port.ts';
+import { parseIdpMetadata, type SamlIdentityProvider, samlServiceProvider } from './saml/index.ts';
 import { sealClientSecret } from './secrets.ts';
 import { connectionViewSchema, normalizeCertificate, ssoRoleSchema, toConnectionView } from './views.ts';
 
@@ -95,15 +95,6 @@ const settingsViewSchema = z.object({
 /** What the routes need from the composition. */
 export interface SsoRoutesOptions {
   announce: AnnounceSsoChange;
-  saml?: Pick<SamlLibrary, 'parseIdpMetadata' | 'samlServiceProvider'> | undefined;
-}
-
-/** The SP's ids of a connection (`samlServiceProvider` of the SAML library). */
-export function defaultServiceProvider(publicUrl: string, connectionId: string) {
-  return {
-    entityId: `${publicUrl}/auth/sso/${connectionId}/metadata`,
-    acsUrl: `${publicUrl}/auth/sso/${connectionId}/acs`,
-  };
 }
 
 /**
@@ -119,8 +110,7 @@ export default async function ssoRoutes(fastify: FastifyInstance, options: SsoRo
   routes.addHook('onRequest', fastify.authenticateCaller);
   forPeopleOnly(fastify);
   checkMembership(fastify);
-  const serviceProvider = (id: string) =>
-    options.saml?.samlServiceProvider(publicUrl, id) ?? defaultServiceProvider(publicUrl, id);
+  const serviceProvider = (id: string) => samlServiceProvider(publicUrl, id);
   const view = (connection: SsoConnection) => toConnectionView(connection, publicUrl, serviceProvider);
 
   async function change(
@@ -158,9 +148,7 @@ export default async function ssoRoutes(fastify: FastifyInstance, options: SsoRo
     if (body.metadataXml !== undefined) {
       if (body.entityId !== undefined || body.ssoUrl !== undefined || body.certificates !== undefined)
         throw invalid('Give metadataXml, or entityId, ssoUrl and certificates: not both');
-      if (options.saml === undefined)
-        throw invalid('metadataXml is not supported here: give entityId, ssoUrl and certificates');
-      const parsed = options.saml.parseIdpMetadata(body.metadataXml);
+      const parsed = parseIdpMetadata(body.metadataXml);
       return checkedProvider(parsed);
     }
     if (body.entityId === undefined && body.ssoUrl === undefined && body.certificates === undefined)
