@@ -283,7 +283,7 @@ async function announceSsoChanged(
           summary: `${change.actor} ${change.summary}. If this was not expected, check the organization's SSO settings.`,
           severity: 'high',
           counts: {},
-          links: { sso: `${appUrl}/settings/sso?org=${change.organizationId}` },
+          links: { sso: `${appUrl}/orgs/${change.organizationId}/sso` },
         },
       },
       new Date(),
