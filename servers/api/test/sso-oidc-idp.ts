@@ -21,6 +21,8 @@ export interface TestOidcIdp {
   signInAs(account: IdpAccount): void;
   /** Registers a confidential client (client_secret_basic) for the redirect URI. */
   registerClient(redirectUri: string): Promise<{ clientId: string; clientSecret: string }>;
+  /** Changes a registered client's redirect URI (registration management, RFC 7592). */
+  setRedirectUri(clientId: string, redirectUri: string): Promise<void>;
   /** While true, `/jwks` publishes another key than the one ID tokens are signed with. */
   publishOtherKeys: boolean;
   close(): Promise<void>;
@@ -75,6 +77,7 @@ export async function startOidcIdp(): Promise<TestOidcIdp> {
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
+      registrationManagement: { enabled: true, rotateRegistrationAccessToken: false },
     },
     pkce: { required: () => true },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
@@ -124,6 +127,13 @@ export async function startOidcIdp(): Promise<TestOidcIdp> {
     },
   });
   const callback = provider.callback();
+  const registrations = new Map<string, { token: string; uri: string; secret: string }>();
+  const clientMetadata = (redirectUri: string) => ({
+    redirect_uris: [redirectUri],
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'client_secret_basic',
+  });
   const result: TestOidcIdp = {
     issuer,
     publishOtherKeys: false,
@@ -134,17 +144,37 @@ export async function startOidcIdp(): Promise<TestOidcIdp> {
       const response = await fetch(`${issuer}/reg`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          redirect_uris: [redirectUri],
-          grant_types: ['authorization_code'],
-          response_types: ['code'],
-          token_endpoint_auth_method: 'client_secret_basic',
-        }),
+        body: JSON.stringify(clientMetadata(redirectUri)),
       });
       if (response.status !== 201)
         throw new Error(`registration: ${response.status} ${await response.text()}`);
-      const body = (await response.json()) as { client_id: string; client_secret: string };
+      const body = (await response.json()) as {
+        client_id: string;
+        client_secret: string;
+        registration_access_token: string;
+        registration_client_uri: string;
+      };
+      registrations.set(body.client_id, {
+        token: body.registration_access_token,
+        uri: body.registration_client_uri,
+        secret: body.client_secret,
+      });
       return { clientId: body.client_id, clientSecret: body.client_secret };
+    },
+    async setRedirectUri(clientId, redirectUri) {
+      const registration = registrations.get(clientId);
+      if (registration === undefined) throw new Error(`no client ${clientId}`);
+      const response = await fetch(registration.uri, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${registration.token}` },
+        body: JSON.stringify({
+          client_id: clientId,
+          client_secret: registration.secret,
+          ...clientMetadata(redirectUri),
+        }),
+      });
+      if (response.status !== 200)
+        throw new Error(`registration update: ${response.status} ${await response.text()}`);
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
