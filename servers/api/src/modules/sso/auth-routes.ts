@@ -36,10 +36,10 @@ import {
 import { openClientSecret } from './secrets.ts';
 
 /** The cookie binding an OpenID sign-in to the browser that started it. */
-export const FLOW_COOKIE = 'svc_sso_flow';
+const FLOW_COOKIE = 'svc_sso_flow';
 
 /** Lookups per client address (`GET /auth/sso/lookup`). */
-export const LOOKUP_LIMIT = { max: 60, windowMs: 15 * 60_000 };
+const LOOKUP_LIMIT = { max: 60, windowMs: 15 * 60_000 };
 
 /** How many SAML responses one client address may post in 15 minutes. */
 const ACS_LIMIT = { max: 60, windowMs: 15 * 60_000 };

@@ -3,5 +3,4 @@
 // verified domains and joins them to it. Other modules import this module only through this file
 // (servers/api/README.md, Layout); the composition files import its routes and gate directly.
 
-export { createSsoSignInGate } from './gate.ts';
-export type { AnnounceSsoChange, SsoChange } from './routes.ts';
+export type { SsoChange } from './routes.ts';

@@ -110,7 +110,7 @@ export function newBrowserSecret(): string {
 }
 
 /** The PKCE verifier of a flow, derived from the browser's secret (never stored). */
-export function pkceVerifier(browserSecret: string): string {
+function pkceVerifier(browserSecret: string): string {
   return createHash('sha256').update(`pkce:${browserSecret}`, 'utf8').digest('base64url');
 }
 

@@ -304,7 +304,7 @@ export async function linkIdentity(
 export const OIDC_FLOW_LIFETIME_MS = 10 * 60_000;
 
 /** The flow's id: the SHA-256 of the browser's flow cookie. */
-export function flowId(browserSecret: string): Uint8Array {
+function flowId(browserSecret: string): Uint8Array {
   return createHash('sha256').update(browserSecret, 'utf8').digest();
 }
 

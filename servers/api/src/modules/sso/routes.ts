@@ -24,9 +24,14 @@ import {
   ssoRequired,
   updateConnection,
 } from './repository.ts';
-import { parseIdpMetadata, type SamlIdentityProvider, samlServiceProvider } from './saml/index.ts';
+import {
+  normalizeCertificate,
+  parseIdpMetadata,
+  type SamlIdentityProvider,
+  samlServiceProvider,
+} from './saml/index.ts';
 import { sealClientSecret } from './secrets.ts';
-import { connectionViewSchema, normalizeCertificate, ssoRoleSchema, toConnectionView } from './views.ts';
+import { connectionViewSchema, ssoRoleSchema, toConnectionView } from './views.ts';
 
 /** A change to an organization's SSO, as `security.sso_changed` announces it. */
 export interface SsoChange {
@@ -40,7 +45,7 @@ export interface SsoChange {
 }
 
 /** Sends `security.sso_changed` (the composition: to the organization's projects), in the change's transaction. */
-export type AnnounceSsoChange = (transaction: Transaction<Database>, change: SsoChange) => Promise<void>;
+type AnnounceSsoChange = (transaction: Transaction<Database>, change: SsoChange) => Promise<void>;
 
 const orgParams = z.object({ orgId: z.string().max(64) });
 const connectionParams = orgParams.extend({ connectionId: z.string().max(64) });

@@ -9,7 +9,7 @@ import { hashPassword, insertUser } from '../accounts/index.ts';
 // What the SSO tests share: people of the test organization, a verified domain, signing in with a
 // password over HTTP, and a self-signed certificate for SAML connections made by hand.
 
-export const PASSWORD = 'correct horse battery staple';
+const PASSWORD = 'correct horse battery staple';
 
 /** A self-signed certificate (CN=idp.example.com, valid for 100 years), for SAML connections' settings. */
 export const IDP_CERTIFICATE = `-----BEGIN CERTIFICATE-----

@@ -1,7 +1,6 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import type { SsoConnection } from '../../platform/database/tables/sso.table.ts';
-import { invalid } from '../../platform/http/errors.ts';
 
 export const ssoRoleSchema = z.enum(['admin', 'member', 'viewer']);
 
@@ -42,21 +41,6 @@ export const connectionViewSchema = z.object({
 });
 
 export type ConnectionView = z.infer<typeof connectionViewSchema>;
-
-/** A certificate as PEM, from PEM or bare base64 DER; 400 when it is no X.509 certificate. */
-export function normalizeCertificate(text: string): string {
-  const body = text
-    .replace(/-----(BEGIN|END) CERTIFICATE-----/g, '')
-    .replace(/\s+/g, '')
-    .trim();
-  let certificate: X509Certificate;
-  try {
-    certificate = new X509Certificate(Buffer.from(body, 'base64'));
-  } catch {
-    throw invalid('A certificate is not an X.509 certificate (PEM or base64 DER)');
-  }
-  return certificate.toString().trim();
-}
 
 function certificateView(pem: string): z.infer<typeof certificateViewSchema> {
   const certificate = new X509Certificate(pem);

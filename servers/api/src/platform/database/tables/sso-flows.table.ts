@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import type { ColumnType } from 'kysely';
 
 /** Who a connection's subject (OIDC `sub`, SAML NameID) is here (migration 2026-12-26-sso-flows). */
 export interface SsoIdentitiesTable {
@@ -12,8 +12,6 @@ export interface SsoIdentitiesTable {
   created_at: ColumnType<Date, Date | undefined, never>;
   last_signed_in_at: ColumnType<Date, Date | undefined, Date>;
 }
-
-export type SsoIdentity = Selectable<SsoIdentitiesTable>;
 
 /**
  * An OpenID Connect sign-in under way (migration 2026-12-26-sso-flows): used once, for 10 minutes,
