@@ -92,6 +92,26 @@ describe.each(ENGINES)('organization SSO on %s', (engine) => {
   }
 
   it('connections: admins manage them, members may not; secrets never answered; audited and announced', async () => {
+    // A webhook channel with a rule for security.sso_changed (webhooks to 127.0.0.1 are allowed in tests).
+    const channel = (
+      await test.app.inject({
+        method: 'POST',
+        url: '/v1/notifications/channels',
+        headers: test.first.headers,
+        payload: { type: 'webhook', name: 'security', url: 'http://127.0.0.1:9/hooks' },
+      })
+    ).json().channel as { id: string };
+    const rule = await test.app.inject({
+      method: 'POST',
+      url: '/v1/notifications/rules',
+      headers: test.first.headers,
+      payload: {
+        name: 'sso',
+        channelIds: [channel.id],
+        source: { type: 'security', events: ['security.sso_changed'] },
+      },
+    });
+    expect(rule.statusCode, rule.body).toBe(201);
     const admin = await signedIn(`admin@crud-${engine}.example`, 'admin');
     const member = await signedIn(`member@crud-${engine}.example`, 'member');
     const connection = await oidcConnection(admin, 'Corp OIDC');
@@ -216,6 +236,24 @@ describe.each(ENGINES)('organization SSO on %s', (engine) => {
       expect.stringContaining('deleted the SAML connection "Corp SAML (old)"'),
     );
     expect(events.map((event) => event.payload).join('\n')).not.toContain(connection.clientSecret);
+    // … and queued to the rule's webhook channel, one delivery per change.
+    const deliveries = await test.database.database
+      .selectFrom('deliveries')
+      .select('event_id')
+      .where('channel_id', '=', channel.id)
+      .execute();
+    expect(deliveries.map((delivery) => delivery.event_id).sort()).toEqual(
+      (
+        await test.database.database
+          .selectFrom('notification_events')
+          .select('id')
+          .where('project_id', '=', test.first.project.id)
+          .where('type', '=', 'security.sso_changed')
+          .execute()
+      )
+        .map((event) => event.id)
+        .sort(),
+    );
   });
 
   it('signs a person in through OpenID Connect: lookup, IdP, callback, session; just-in-time membership', async () => {
@@ -233,6 +271,18 @@ describe.each(ENGINES)('organization SSO on %s', (engine) => {
         await browser.navigate(`${base}/auth/sso/lookup?email=nobody@elsewhere-${engine}.example`)
       ).response.json(),
     ).toEqual({ connectionId: null });
+    // Rate limited per client address: 60 lookups per 15 minutes, then 429 with Retry-After.
+    const lookups = [];
+    for (let index = 0; index < 61; index += 1)
+      lookups.push(
+        await test.app.inject({
+          url: `/auth/sso/lookup?email=x${index}@${domain}`,
+          remoteAddress: engine === 'pglite' ? '10.77.0.1' : '10.77.0.2',
+        }),
+      );
+    expect(lookups.slice(0, 60).every((response) => response.statusCode === 200)).toBe(true);
+    expect(lookups[60]?.statusCode).toBe(429);
+    expect(Number(lookups[60]?.headers['retry-after'])).toBeGreaterThan(0);
 
     idp.signInAs({ sub: `grace-${engine}`, email, name: 'Grace Hopper' });
     const flow = await browser.navigate(connection.startUrl);
