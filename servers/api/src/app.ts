@@ -61,6 +61,7 @@ import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
 import sourcemapRoutes from './modules/sourcemaps/routes.ts';
 import ssoAuthRoutes from './modules/sso/auth-routes.ts';
+import domainRoutes from './modules/sso/domain-routes.ts';
 import type { SsoChange } from './modules/sso/index.ts';
 import ssoRoutes from './modules/sso/routes.ts';
 import otlpRoutes, { sessionTraceRoutes } from './modules/traces/routes.ts';
@@ -135,6 +136,7 @@ async function app(fastify: FastifyInstance, services: Services) {
     announce: (transaction, change) => announceSsoChanged(transaction, change, services.configuration.appUrl),
   });
   await fastify.register(ssoAuthRoutes, { prefix: '/auth/sso', seatLimits: fastify.planSeatsAndProjects });
+  await fastify.register(domainRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/domains
   await fastify.register(organizationProjectRoutes, {
     prefix: '/v1/orgs',
     onTokenCreated: (transaction, project, token) =>

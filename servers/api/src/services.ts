@@ -23,6 +23,7 @@ import {
 import { createIngestCounters, type IngestCounters } from './modules/sessions/ingest-counters.ts';
 import { createSymbolicator, type Symbolicator } from './modules/sourcemaps/index.ts';
 import { createSsoSignInGate } from './modules/sso/gate.ts';
+import { createDomainRecheckWorker, createTxtResolver } from './modules/sso/index.ts';
 import {
   createUsageGate,
   NO_CAPS,
@@ -276,10 +277,17 @@ export const servicesPlugin = fastifyPlugin(
       log: fastify.log.child({ worker: 'erasure' }),
     });
     fastify.decorate('erasureWorker', erasureWorker);
+    // The daily re-check of verified domains (modules/sso), with the retention worker.
+    const domainRecheckWorker = createDomainRecheckWorker({
+      database: services.database.database,
+      resolver: createTxtResolver(services.configuration.dnsServers),
+      log: fastify.log.child({ worker: 'domains' }),
+    });
     if (services.configuration.retentionWorker)
       fastify.addHook('onReady', async () => {
         retentionWorker.start();
         erasureWorker.start();
+        domainRecheckWorker.start();
       });
     if (services.configuration.deliveryWorker) {
       fastify.addHook('onReady', async () => {
@@ -308,6 +316,7 @@ export const servicesPlugin = fastifyPlugin(
       await aiJobWorker.stop();
       await retentionWorker.stop();
       await erasureWorker.stop();
+      await domainRecheckWorker.stop();
       await usageGate.worker.stop();
       await deliveryWorker.stop();
       await chunkIndex.drain();

@@ -70,6 +70,8 @@ export async function createTestApp(
     SVC_RETENTION_WORKER: 'false',
     SVC_USAGE_WORKER: 'false',
     SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+    // Domain verification asks no real DNS server (nothing listens there: the lookup fails at once).
+    SVC_DNS_SERVERS: '127.0.0.1:9',
     ...environment,
   });
   const database = await openTestDatabase(engine);

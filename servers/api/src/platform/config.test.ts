@@ -50,6 +50,16 @@ describe('loadConfiguration', () => {
     );
   });
 
+  it('reads the DNS servers of domain verification, and names every bad entry', () => {
+    expect(loadConfiguration({}).dnsServers).toBeUndefined();
+    expect(
+      loadConfiguration({ SVC_DNS_SERVERS: '10.0.0.2, 127.0.0.1:53535, [::1]:53, ::1' }).dnsServers,
+    ).toEqual(['10.0.0.2', '127.0.0.1:53535', '[::1]:53', '::1']);
+    expect(() => loadConfiguration({ SVC_DNS_SERVERS: 'dns.example, 127.0.0.1:70000' })).toThrow(
+      /SVC_DNS_SERVERS: dns\.example is not an IP address[\s\S]*SVC_DNS_SERVERS: 127\.0\.0\.1:70000/,
+    );
+  });
+
   it('switches to PostgreSQL with DATABASE_URL and to S3 with S3_BUCKET', () => {
     const configuration = loadConfiguration({
       DATABASE_URL: 'postgres://svc:secret@127.0.0.1:5432/svc',

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { type AllowedHosts, parseAllowedHosts } from './http/destination-policy.ts';
@@ -80,6 +81,11 @@ export interface Configuration {
    * private, loopback or link-local (comma-separated). Empty: none.
    */
   webhookAllowedHosts: AllowedHosts;
+  /**
+   * `SVC_DNS_SERVERS`: the DNS servers that verify claimed domains' TXT records
+   * (comma-separated `address` or `address:port`, `[v6]:port`). Default: the system's resolvers.
+   */
+  dnsServers?: string[];
   /**
    * `SVC_SMTP_URL`: where e-mail goes (`smtp://user:password@host:587`, `smtps://…:465`). Absent:
    * each message is written as an `.eml` file under `<dataDirectory>/mail/` and its link logged.
@@ -239,6 +245,7 @@ const environmentSchema = z.object({
       .optional(),
   ),
   SVC_WEBHOOK_ALLOWED_HOSTS: optionalText,
+  SVC_DNS_SERVERS: optionalText,
   SVC_SMTP_URL: optionalText.pipe(
     z
       .string()
@@ -392,6 +399,15 @@ export function loadConfiguration(environment: Record<string, string | undefined
     problems.push('S3_BUCKET: required when any S3_* setting is given (it switches blobs to S3 storage)');
   }
   const allowedHosts = parseAllowedHosts(settings.SVC_WEBHOOK_ALLOWED_HOSTS);
+  const dnsServers = settings.SVC_DNS_SERVERS?.split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const server of dnsServers ?? []) {
+    if (!isDnsServer(server))
+      problems.push(
+        `SVC_DNS_SERVERS: ${server} is not an IP address with an optional port (1.2.3.4:53, [::1]:53)`,
+      );
+  }
   for (const problem of allowedHosts.problems) problems.push(`SVC_WEBHOOK_ALLOWED_HOSTS: ${problem}`);
   if ((settings.S3_ACCESS_KEY_ID === undefined) !== (settings.S3_SECRET_ACCESS_KEY === undefined)) {
     problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: give both or neither');
@@ -468,6 +484,7 @@ export function loadConfiguration(environment: Record<string, string | undefined
   if (settings.SVC_MASTER_KEY_PREVIOUS !== undefined)
     configuration.previousMasterKeys = settings.SVC_MASTER_KEY_PREVIOUS;
   if (settings.SVC_SMTP_URL !== undefined) configuration.smtpUrl = settings.SVC_SMTP_URL;
+  if (dnsServers !== undefined && dnsServers.length > 0) configuration.dnsServers = dnsServers;
   if (settings.SVC_MAIL_FROM !== undefined) configuration.mailFrom = settings.SVC_MAIL_FROM;
   if (settings.SVC_OWNER_EMAIL !== undefined) configuration.ownerEmail = settings.SVC_OWNER_EMAIL;
   if (settings.SVC_AI_BASE_URL !== undefined && settings.SVC_AI_MODEL !== undefined) {
@@ -494,6 +511,19 @@ export function loadConfiguration(environment: Record<string, string | undefined
 }
 
 /** `a:1, b:2` → `{ a: '1', b: '2' }` (the format was checked by the schema). */
+/** `1.2.3.4`, `1.2.3.4:53`, `::1` or `[::1]:53`: what node:dns `setServers` takes. */
+function isDnsServer(text: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(text);
+  const withPort = /^([^:]+):(\d{1,5})$/.exec(text);
+  const [address, port] = bracketed
+    ? [bracketed[1], bracketed[2]]
+    : withPort
+      ? [withPort[1], withPort[2]]
+      : [text, undefined];
+  if (address === undefined || isIP(address) === 0) return false;
+  return port === undefined || (Number(port) >= 1 && Number(port) <= 65_535);
+}
+
 function parsePairs(text: string | undefined): Record<string, string> {
   const pairs: Record<string, string> = {};
   for (const pair of (text ?? '').split(',')) {
@@ -545,6 +575,7 @@ export function describeConfiguration(configuration: Configuration): Record<stri
     usageWorker: configuration.usageWorker,
     appUrl: configuration.appUrl,
     webhookAllowedHosts: configuration.webhookAllowedHosts.text,
+    ...(configuration.dnsServers === undefined ? {} : { dnsServers: configuration.dnsServers }),
     ...(configuration.smtpUrl === undefined ? {} : { smtpUrl: redactUrl(configuration.smtpUrl) }),
     ...(configuration.mailFrom === undefined ? {} : { mailFrom: configuration.mailFrom }),
     ...(configuration.ownerEmail === undefined ? {} : { ownerEmail: configuration.ownerEmail }),

@@ -2,6 +2,7 @@
 export { AiSettingsPage } from './AiSettings.tsx';
 export { AuditLogPage } from './AuditLog.tsx';
 export { BillingPage } from './Billing.tsx';
+export { DomainsPage } from './Domains.tsx';
 export { MembersPage } from './Members.tsx';
 export { PrivacyPage } from './Privacy.tsx';
 export { ProfilePage } from './Profile.tsx';

@@ -41,6 +41,7 @@ export const settingsRoutes: AppRoute[] = [
   { path: '/settings/usage', element: page('UsagePage'), access: 'signed-in' },
   { path: '/settings/billing', element: page('BillingPage'), access: 'signed-in' },
   { path: '/settings/privacy', element: page('PrivacyPage'), access: 'signed-in' },
+  { path: '/settings/domains', element: page('DomainsPage'), access: 'signed-in' },
   { path: '/orgs/:orgId/usage', element: <OrganizationPage to="/settings/usage" />, access: 'signed-in' },
   { path: '/orgs/:orgId/billing', element: <OrganizationPage to="/settings/billing" />, access: 'signed-in' },
   { path: '/settings/sso', element: page('SsoPage'), access: 'signed-in' },

@@ -71,9 +71,9 @@ export class SamlRefusal extends Error {
 }
 
 /** How long a response to an AuthnRequest is accepted. */
-export const SAML_REQUEST_LIFETIME_MS = 10 * 60 * 1000;
+const SAML_REQUEST_LIFETIME_MS = 10 * 60 * 1000;
 /** The clock skew allowed on NotBefore and NotOnOrAfter. */
-export const SAML_CLOCK_SKEW_MS = 60 * 1000;
+const SAML_CLOCK_SKEW_MS = 60 * 1000;
 
 const METADATA_NS = 'urn:oasis:names:tc:SAML:2.0:metadata';
 const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
@@ -113,7 +113,7 @@ function toPem(base64: string): string {
   return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
 }
 
-/** Whether `pem` is one X.509 certificate (throws otherwise). */
+/** `pemOrBase64` as a PEM certificate; throws `invalid` when it is not one X.509 certificate. */
 export function normalizeCertificate(pemOrBase64: string): string {
   const trimmed = pemOrBase64.trim();
   const body = trimmed.startsWith('-----BEGIN CERTIFICATE-----')
@@ -297,6 +297,15 @@ export async function verifySamlResponse(
   ).documentElement;
   if (response.localName !== 'Response' || response.namespaceURI !== 'urn:oasis:names:tc:SAML:2.0:protocol') {
     throw new SamlRefusal('malformed', 'The SAMLResponse is not a samlp:Response');
+  }
+
+  const status = attribute(first(`${el('Status')}/${el('StatusCode')}`, response), 'Value');
+  if (status !== 'urn:oasis:names:tc:SAML:2.0:status:Success') {
+    const message = first(`${el('Status')}/${el('StatusMessage')}`, response)?.textContent?.trim();
+    throw new SamlRefusal(
+      'malformed',
+      `The IdP answered ${status ?? 'no status'}${message ? `: ${message.slice(0, 200)}` : ''}`,
+    );
   }
 
   let assertionXml: string;

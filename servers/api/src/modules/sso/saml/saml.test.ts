@@ -398,6 +398,27 @@ describe.each(ENGINES)('SAML sign-in on %s', (engine) => {
     expect(await refusal(foreign)).toBe('in_response_to');
   });
 
+  it('refuses a response whose status is not Success, saying what the IdP answered', async () => {
+    const samlResponse = await idpHarness.loginResponse({
+      sp,
+      requestId: await request(),
+      nameId: 'a@corp.example',
+    });
+    const xml = Buffer.from(samlResponse, 'base64')
+      .toString('utf8')
+      .replace('urn:oasis:names:tc:SAML:2.0:status:Success', 'urn:oasis:names:tc:SAML:2.0:status:Responder');
+    await expect(
+      verifySamlResponse(
+        handle.database,
+        connectionId,
+        idp,
+        sp,
+        Buffer.from(xml).toString('base64'),
+        new Date(),
+      ),
+    ).rejects.toMatchObject({ reason: 'malformed', message: expect.stringContaining('status:Responder') });
+  });
+
   it('refuses what is not a SAML response', async () => {
     expect(await refusal('%%%')).toBe('malformed');
     expect(await refusal(Buffer.from('<html/>').toString('base64'))).toBe('malformed');
