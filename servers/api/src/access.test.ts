@@ -64,6 +64,9 @@ const ROUTES: Record<string, Requirement> = {
   'GET /share/{token}/assets/{sha256}': PUBLIC,
   // Stripe's webhook: no credentials, the Stripe-Signature header instead.
   'POST /v1/billing/stripe/webhook': PUBLIC,
+  // Organization SSO: which connection serves an address, the SAML service provider's metadata.
+  'GET /auth/sso/lookup': PUBLIC,
+  'GET /auth/sso/{connectionId}/metadata': PUBLIC,
 
   'GET /v1/me': { kind: 'person', token: true },
   'PATCH /v1/me': PERSON,
@@ -117,6 +120,13 @@ const ROUTES: Record<string, Requirement> = {
   'GET /v1/orgs/{orgId}/dsar': ADMIN,
   'GET /v1/orgs/{orgId}/dsar/{id}': ADMIN,
   'GET /v1/orgs/{orgId}/dsar/{id}/archive': ADMIN,
+  'GET /v1/orgs/{orgId}/sso': ADMIN,
+  'POST /v1/orgs/{orgId}/sso': ADMIN,
+  'GET /v1/orgs/{orgId}/sso/settings': ADMIN,
+  'PATCH /v1/orgs/{orgId}/sso/settings': ADMIN,
+  'GET /v1/orgs/{orgId}/sso/{connectionId}': ADMIN,
+  'PATCH /v1/orgs/{orgId}/sso/{connectionId}': ADMIN,
+  'DELETE /v1/orgs/{orgId}/sso/{connectionId}': ADMIN,
   'GET /v1/orgs/{orgId}/projects': MEMBER,
   'POST /v1/orgs/{orgId}/projects': ADMIN,
   'GET /v1/orgs/{orgId}/tokens': ADMIN,
@@ -280,6 +290,8 @@ const WATCHED_TABLES = [
   'billing_events',
   'deployment_license',
   'dsar_requests',
+  'sso_connections',
+  'sso_identities',
 ];
 
 let smtp: TestSmtpServer;

@@ -63,7 +63,10 @@ import searchRoutes from './modules/search/routes.ts';
 import ingestRoutes from './modules/sessions/ingest-routes.ts';
 import readingRoutes from './modules/sessions/reading-routes.ts';
 import sourcemapRoutes from './modules/sourcemaps/routes.ts';
+import ssoAuthRoutes from './modules/sso/auth-routes.ts';
 import domainRoutes from './modules/sso/domain-routes.ts';
+import type { SsoChange } from './modules/sso/index.ts';
+import ssoRoutes from './modules/sso/routes.ts';
 import otlpRoutes, { sessionTraceRoutes } from './modules/traces/routes.ts';
 import { createUsageReporter } from './modules/usage/index.ts';
 import usageRoutes from './modules/usage/routes.ts';
@@ -135,6 +138,12 @@ async function app(fastify: FastifyInstance, services: Services) {
   await fastify.register(oauthIdentityRoutes, { prefix: '/v1/me/identities' });
   await fastify.register(invitationRoutes, { prefix: '/auth/invitations' });
   await fastify.register(organizationRoutes, { prefix: '/v1/orgs' });
+  // Organization SSO: connections and "require SSO" (/v1/orgs/{orgId}/sso), sign-in (/auth/sso).
+  await fastify.register(ssoRoutes, {
+    prefix: '/v1/orgs',
+    announce: (transaction, change) => announceSsoChanged(transaction, change, services.configuration.appUrl),
+  });
+  await fastify.register(ssoAuthRoutes, { prefix: '/auth/sso', seatLimits: fastify.planSeatsAndProjects });
   await fastify.register(domainRoutes, { prefix: '/v1/orgs' }); // /v1/orgs/{orgId}/domains
   await fastify.register(organizationProjectRoutes, {
     prefix: '/v1/orgs',
@@ -255,6 +264,40 @@ async function announceTokenCreated(
     },
     new Date(),
   );
+}
+
+/**
+ * `security.sso_changed`, to the inbox of every project of the organization and to the webhooks
+ * of their `security` rules, in the transaction of the change.
+ */
+async function announceSsoChanged(
+  transaction: Transaction<Database>,
+  change: SsoChange,
+  appUrl: string,
+): Promise<void> {
+  const projects = await transaction
+    .selectFrom('projects')
+    .select(['id', 'organization_id'])
+    .where('organization_id', '=', change.organizationId)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  for (const project of projects)
+    await notifySecurityEvent(
+      transaction,
+      project,
+      {
+        type: 'security.sso_changed',
+        data: {
+          title: 'SSO settings changed',
+          summary: `${change.actor} ${change.summary}. If this was not expected, check the organization's SSO settings.`,
+          severity: 'high',
+          counts: {},
+          links: { sso: `${appUrl}/orgs/${change.organizationId}/sso` },
+        },
+      },
+      new Date(),
+    );
 }
 
 /**

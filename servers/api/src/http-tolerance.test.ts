@@ -9,6 +9,7 @@ import { createSession, insertUser } from './modules/accounts/repository.ts';
 import { queueAiJob } from './modules/ai/index.ts';
 import { linkIdentity } from './modules/oauth/repository.ts';
 import { createDsarWorker } from './modules/privacy/dsar-worker.ts';
+import { IDP_CERTIFICATE } from './modules/sso/sso.fixture.ts';
 
 // What reasonable HTTP clients send, on every route the OpenAPI document lists: an empty body
 // with `Content-Type: application/json`, charset parameters, `+json` and `text/plain` types,
@@ -62,6 +63,7 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
     // The routes with required query parameters.
     if (path === '/v1/config') return `/v1/config?key=${test.first.projectKey}`;
     if (path === '/v1/heatmaps') return '/v1/heatmaps?route=/&kind=click';
+    if (path === '/auth/sso/lookup') return '/auth/sso/lookup?email=ada@example.com';
     if (path === '/v1/symbolicate') return '/v1/symbolicate?file=https://x.example/a.js&line=1&column=1';
     if (method === 'DELETE' && path === '/v1/projects/{id}') return `/v1/projects/${spareProjectId}`;
     return path.replace(/([^/]+)\/\{(\w+)\}/g, (_whole, segment: string, parameter: string) => {
@@ -150,6 +152,16 @@ describe.each(ENGINES)('HTTP clients on %s', (engine) => {
         name: 'new problems',
         channelIds: [channel.id],
         source: { type: 'cluster', events: ['cluster.created'] },
+      })
+    ).id;
+    // A SAML connection of the organization (modules/sso): its settings and its SP metadata.
+    ids.sso = (
+      await ok('POST', `/v1/orgs/${organizationId}/sso`, {
+        type: 'saml',
+        name: 'Corp',
+        entityId: 'https://idp.example.com/metadata',
+        ssoUrl: 'https://idp.example.com/sso',
+        certificates: [IDP_CERTIFICATE],
       })
     ).id;
     ids.domains = (

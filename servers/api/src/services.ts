@@ -22,6 +22,7 @@ import {
 } from './modules/sessions/chunk-index-writer.ts';
 import { createIngestCounters, type IngestCounters } from './modules/sessions/ingest-counters.ts';
 import { createSymbolicator, type Symbolicator } from './modules/sourcemaps/index.ts';
+import { createSsoSignInGate } from './modules/sso/gate.ts';
 import { createDomainRecheckWorker, createTxtResolver } from './modules/sso/index.ts';
 import {
   createUsageGate,
@@ -238,17 +239,15 @@ export const servicesPlugin = fastifyPlugin(
       };
     };
     fastify.decorate('usagePlanCaps', planCaps);
-    // Every way in is open until a module that knows better (organization SSO) is composed in.
-    fastify.decorate('signInGate', async () => {});
-    fastify.decorate(
-      'planSeatsAndProjects',
-      async (organizationId: string): Promise<SeatAndProjectLimits> => {
-        const plan = await planOf(organizationId);
-        return plan === undefined
-          ? NO_SEAT_OR_PROJECT_LIMITS
-          : { seats: plan.limits.seats, projects: plan.limits.projects };
-      },
-    );
+    const planSeatsAndProjects = async (organizationId: string): Promise<SeatAndProjectLimits> => {
+      const plan = await planOf(organizationId);
+      return plan === undefined
+        ? NO_SEAT_OR_PROJECT_LIMITS
+        : { seats: plan.limits.seats, projects: plan.limits.projects };
+    };
+    fastify.decorate('planSeatsAndProjects', planSeatsAndProjects);
+    // Organization SSO decides the ways in: require SSO for verified domains, auto-join by domain.
+    fastify.decorate('signInGate', createSsoSignInGate(services.database.database, planSeatsAndProjects));
     const usageGate = createUsageGate({
       database: services.database.database,
       planCaps,

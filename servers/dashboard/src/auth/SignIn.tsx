@@ -5,6 +5,7 @@ import { api, type Me, rememberCsrfToken } from '../api.ts';
 import { ErrorText } from '../ui/status.tsx';
 import { PasskeySignIn } from './passkeys/PasskeySignIn.tsx';
 import { OAuthButtons } from './oauth/OAuthButtons.tsx';
+import { SsoRefusal } from './sso/SsoSignIn.tsx';
 
 /** Where to go after signing in: the page that asked for it, else the sessions. */
 export function useNextPage(): string {
@@ -80,7 +81,7 @@ export function SignIn() {
             <input name="code" autoComplete="one-time-code" required />
           </label>
         )}
-        {error === undefined ? null : <ErrorText>{error}</ErrorText>}
+        {error === undefined ? <SsoRefusal /> : <ErrorText>{error}</ErrorText>}
         <button type="submit" disabled={busy}>
           {mfaToken === undefined ? 'Sign in' : 'Verify'}
         </button>
@@ -89,6 +90,7 @@ export function SignIn() {
           <nav aria-label="Other ways in" className="auth-links">
             <Link to="/forgot-password">Forgot your password?</Link>
             <Link to="/sign-in-link">E-mail me a sign-in link</Link>
+            <Link to="/sso">Sign in with SSO</Link>
             <Link to="/signup">Create an account</Link>
           </nav>
         ) : null}

@@ -5,6 +5,7 @@ import { MagicLinkRequest } from './MagicLinkRequest.tsx';
 import { ForgotPassword, ResetPassword } from './PasswordReset.tsx';
 import { SignIn } from './SignIn.tsx';
 import { SignUp } from './SignUp.tsx';
+import { SsoSignIn } from './sso/SsoSignIn.tsx';
 import { VerifyEmail } from './VerifyEmail.tsx';
 
 // The paths of the links the server e-mails (servers/api, accounts/emails.ts and orgs/emails.ts):
@@ -18,4 +19,5 @@ export const authRoutes: AppRoute[] = [
   { path: '/sign-in-link', element: <MagicLinkRequest />, access: 'public' },
   { path: '/magic-link', element: <MagicLink />, access: 'public' },
   { path: '/accept-invitation', element: <AcceptInvitation />, access: 'public' },
+  { path: '/sso', element: <SsoSignIn />, access: 'public' },
 ];

@@ -13,6 +13,7 @@ const PAGES: { to: string; label: string; admin?: boolean }[] = [
   { to: '/settings/usage', label: 'Usage' },
   { to: '/settings/billing', label: 'Billing', admin: true },
   { to: '/settings/privacy', label: 'Privacy', admin: true },
+  { to: '/settings/sso', label: 'Single sign-on', admin: true },
   { to: '/settings/domains', label: 'Domains', admin: true },
   { to: '/settings/tokens', label: 'API tokens', admin: true },
   { to: '/settings/audit', label: 'Audit log', admin: true },

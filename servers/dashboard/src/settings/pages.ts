@@ -7,5 +7,6 @@ export { MembersPage } from './Members.tsx';
 export { PrivacyPage } from './Privacy.tsx';
 export { ProfilePage } from './Profile.tsx';
 export { ProjectSettingsPage } from './ProjectSettings.tsx';
+export { SsoPage } from './Sso.tsx';
 export { TokensPage } from './Tokens.tsx';
 export { UsagePage } from './Usage.tsx';

@@ -44,6 +44,8 @@ export const settingsRoutes: AppRoute[] = [
   { path: '/settings/domains', element: page('DomainsPage'), access: 'signed-in' },
   { path: '/orgs/:orgId/usage', element: <OrganizationPage to="/settings/usage" />, access: 'signed-in' },
   { path: '/orgs/:orgId/billing', element: <OrganizationPage to="/settings/billing" />, access: 'signed-in' },
+  { path: '/settings/sso', element: page('SsoPage'), access: 'signed-in' },
+  { path: '/orgs/:orgId/sso', element: <OrganizationPage to="/settings/sso" />, access: 'signed-in' },
   { path: '/settings/tokens', element: page('TokensPage'), access: 'signed-in' },
   { path: '/settings/audit', element: page('AuditLogPage'), access: 'signed-in' },
   { path: '/settings/profile', element: page('ProfilePage'), access: 'signed-in' },

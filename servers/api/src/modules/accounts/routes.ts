@@ -247,6 +247,7 @@ export default async function accountRoutes(fastify: FastifyInstance) {
         throw forbidden('Verify your e-mail address first: follow the link in the e-mail we sent to it');
       if (needsRehash(user.password_hash))
         await updatePasswordHash(database, user.id, await hashPassword(password));
+      await request.server.signInGate(user, 'password', { checkOnly: true });
       if (await mfaEnabled(database, user.id))
         return { mfaRequired: true as const, mfaToken: await createMfaChallenge(database, user.id) };
       return signIn(database, publicUrl, request, reply, user, 'password');
@@ -408,6 +409,7 @@ export default async function accountRoutes(fastify: FastifyInstance) {
         throw invalid(
           'This sign-in link does not work (already used, expired or unknown): ask for a new one',
         );
+      await request.server.signInGate(user, 'magic_link', { checkOnly: true });
       if (await mfaEnabled(database, user.id))
         return { mfaRequired: true as const, mfaToken: await createMfaChallenge(database, user.id) };
       return signIn(database, publicUrl, request, reply, user, 'magic_link');

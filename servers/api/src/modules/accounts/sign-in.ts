@@ -28,9 +28,14 @@ export type SignInMethod = 'password' | 'mfa' | 'magic_link' | 'invitation' | 'o
  * an `ApiError` to refuse (an organization that requires SSO for its verified domains refuses the
  * other methods to its people) and may act on the sign-in (joining an organization by a verified
  * domain). Modules after accounts implement it; the composition sets `fastify.signInGate` (open by
- * default), and `signIn` asks it before every session starts.
+ * default), and `signIn` asks it before every session starts. `checkOnly`: only whether the way is
+ * open (asked before a second factor is asked for), nothing done.
  */
-export type SignInGate = (user: User, method: SignInMethod) => Promise<void>;
+export type SignInGate = (
+  user: User,
+  method: SignInMethod,
+  options?: { checkOnly?: boolean },
+) => Promise<void>;
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -236,7 +236,7 @@ export default async function oauthRoutes(fastify: FastifyInstance) {
       try {
         user = await accountOf(request, provider, profile);
         // The sign-in gate first (it may refuse this way in), then the second factor.
-        await request.server.signInGate(user, 'oauth');
+        await request.server.signInGate(user, 'oauth', { checkOnly: true });
       } catch (failure) {
         if (failure instanceof Refusal) return toLogin(reply, failure.message);
         if (ApiError.isInstance(failure) && failure.status < 500) return toLogin(reply, failure.message);

@@ -17,6 +17,7 @@ export {
   NO_SEAT_OR_PROJECT_LIMITS,
   planLimitReached,
   type SeatAndProjectLimits,
+  seatsTaken,
 } from './plan-limits.ts';
 export { MEMBERSHIP_IN_FORCE } from './repository.ts';
 export { scopesOfRole } from './roles.ts';

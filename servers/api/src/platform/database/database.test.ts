@@ -111,6 +111,8 @@ describe.each(ENGINES)('database on %s', (engine) => {
         'sso_domains',
         'passkeys',
         'passkey_challenges',
+        'sso_identities',
+        'sso_oidc_flows',
         'saml_requests',
         'saml_assertions',
         'oauth_identities',

@@ -70,6 +70,7 @@ import type { SessionsTable } from './tables/sessions.table.ts';
 import type { ShareLinksTable } from './tables/share-links.table.ts';
 import type { SourcemapFilesTable } from './tables/sourcemaps.table.ts';
 import type { SsoConnectionsTable, SsoDomainsTable } from './tables/sso.table.ts';
+import type { SsoIdentitiesTable, SsoOidcFlowsTable } from './tables/sso-flows.table.ts';
 import type { LogRecordsTable, SpansTable } from './tables/traces.table.ts';
 import type {
   UsageCapsTable,
@@ -148,6 +149,8 @@ export interface Database {
   sso_domains: SsoDomainsTable;
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
+  sso_identities: SsoIdentitiesTable;
+  sso_oidc_flows: SsoOidcFlowsTable;
   saml_requests: SamlRequestsTable;
   saml_assertions: SamlAssertionsTable;
   oauth_identities: OAuthIdentitiesTable;

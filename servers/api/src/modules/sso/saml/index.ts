@@ -114,7 +114,7 @@ function toPem(base64: string): string {
 }
 
 /** `pemOrBase64` as a PEM certificate; throws `invalid` when it is not one X.509 certificate. */
-function normalizeCertificate(pemOrBase64: string): string {
+export function normalizeCertificate(pemOrBase64: string): string {
   const trimmed = pemOrBase64.trim();
   const body = trimmed.startsWith('-----BEGIN CERTIFICATE-----')
     ? trimmed.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '')

@@ -1,0 +1,134 @@
+import type { Kysely } from 'kysely';
+import { type AuditOrigin, recordAudit } from '../../platform/audit.ts';
+import type { Database } from '../../platform/database/schema.ts';
+import type { User } from '../../platform/database/tables/accounts.table.ts';
+import type { SsoConnection } from '../../platform/database/tables/sso.table.ts';
+import { createVerifiedUser, findUserByEmail, findUserById } from '../accounts/index.ts';
+import { lockOrganization, type SeatAndProjectLimits, seatsTaken } from '../orgs/index.ts';
+import {
+  domainOf,
+  joinOrganization,
+  linkIdentity,
+  organizationVerified,
+  roleIn,
+  useIdentity,
+} from './repository.ts';
+
+/** Who the IdP says signed in (an ID token's claims, a SAML assertion). */
+export interface AssertedPerson {
+  /** OIDC `sub`, SAML NameID. */
+  subject: string;
+  email?: string | undefined;
+  /** OIDC `email_verified`: false refuses a new link by address. */
+  emailVerified?: boolean | undefined;
+  name?: string | undefined;
+}
+
+/** Why an SSO sign-in is refused: the audit trail's `reason` and a message for it. */
+export interface SsoRefusal {
+  reason: string;
+  message: string;
+}
+
+/**
+ * Records a refused SSO sign-in in the connection's organization's audit trail
+ * (`sso.sign_in_refused`, actor `sso`): which connection, why, and what the IdP asserted.
+ */
+export async function auditRefusal(
+  database: Kysely<Database>,
+  connection: Pick<SsoConnection, 'id' | 'organization_id' | 'type'>,
+  origin: AuditOrigin,
+  refusal: SsoRefusal,
+): Promise<void> {
+  await recordAudit(database, connection.organization_id, { type: 'system', label: 'sso' }, origin, {
+    action: 'sso.sign_in_refused',
+    target: { type: 'sso_connection', id: connection.id },
+    details: { type: connection.type, reason: refusal.reason, message: refusal.message.slice(0, 500) },
+  });
+}
+
+/**
+ * The person an SSO sign-in is for, made a member of the connection's organization:
+ * 1. the person linked to the connection's subject; else
+ * 2. the account of the asserted address, only when its domain is one the organization verified
+ *    (an IdP must not assert addresses its organization does not own), linked from now on; or a
+ *    new account for it (verified: the organization vouches for its domain);
+ * then just-in-time membership with the connection's default role for someone who is no member
+ * (audited `sso.member_joined`). Refuses (`{ refusal }`, nothing written) without a usable
+ * address, for another domain, or when the plan has no seat left.
+ */
+export async function resolveSsoPerson(
+  database: Kysely<Database>,
+  connection: SsoConnection,
+  asserted: AssertedPerson,
+  origin: AuditOrigin,
+  seatLimits: (organizationId: string) => Promise<SeatAndProjectLimits>,
+  now = new Date(),
+): Promise<{ user: User } | { refusal: SsoRefusal }> {
+  const organizationId = connection.organization_id;
+  let user: User | undefined;
+  const linkedId = await useIdentity(database, connection.id, asserted.subject, now);
+  if (linkedId !== undefined) user = await findUserById(database, linkedId);
+  let link = false;
+  if (user === undefined) {
+    const email = asserted.email?.trim().toLowerCase();
+    if (email === undefined || !/^[^@\s]+@[^@\s]+$/.test(email) || email.length > 254)
+      return { refusal: { reason: 'no_email', message: 'The identity provider sent no e-mail address' } };
+    if (asserted.emailVerified === false)
+      return {
+        refusal: {
+          reason: 'email_unverified',
+          message: `The identity provider says ${email} is not verified`,
+        },
+      };
+    if (!(await organizationVerified(database, organizationId, domainOf(email))))
+      return {
+        refusal: {
+          reason: 'domain',
+          message: `${email} is not in a domain the organization verified: the identity provider may not assert it`,
+        },
+      };
+    user = await findUserByEmail(database, email);
+    if (user === undefined) {
+      const created = await createVerifiedUser(database, { email, name: asserted.name?.slice(0, 200) });
+      // A concurrent sign-in made it a moment ago.
+      user = 'problem' in created ? await findUserByEmail(database, email) : created.user;
+      if (user === undefined)
+        return { refusal: { reason: 'account', message: 'problem' in created ? created.problem : email } };
+    }
+    link = true;
+  }
+  const person = user;
+  const limits = await seatLimits(organizationId);
+  const refusal = await database
+    .transaction()
+    .execute(async (transaction): Promise<SsoRefusal | undefined> => {
+      const member = (await roleIn(transaction, organizationId, person.id, now)) !== undefined;
+      if (!member) {
+        await lockOrganization(transaction, organizationId);
+        if (limits.seats !== null && (await seatsTaken(transaction, organizationId, now)) >= limits.seats)
+          return {
+            reason: 'seats',
+            message: `The organization's plan allows ${limits.seats} seats: ${person.email} cannot join`,
+          };
+      }
+      if (link) await linkIdentity(transaction, connection, asserted.subject, person.id);
+      if (member) return undefined;
+      const joined = await joinOrganization(
+        transaction,
+        organizationId,
+        person.id,
+        connection.default_role,
+        now,
+      );
+      if (joined)
+        await recordAudit(transaction, organizationId, { type: 'user', id: person.id }, origin, {
+          action: 'sso.member_joined',
+          target: { type: 'user', id: person.id },
+          details: { connectionId: connection.id, role: connection.default_role },
+        });
+      return undefined;
+    });
+  if (refusal !== undefined) return { refusal };
+  return { user: person };
+}
