@@ -3,8 +3,8 @@ import { type FormEvent, useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { api, type Me, rememberCsrfToken } from '../api.ts';
 import { ErrorText } from '../ui/status.tsx';
-import { PasskeySignIn } from './passkeys/PasskeySignIn.tsx';
 import { OAuthButtons } from './oauth/OAuthButtons.tsx';
+import { PasskeySignIn } from './passkeys/PasskeySignIn.tsx';
 import { SsoRefusal } from './sso/SsoSignIn.tsx';
 
 /** Where to go after signing in: the page that asked for it, else the sessions. */

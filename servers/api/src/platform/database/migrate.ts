@@ -39,9 +39,9 @@ import * as privacy from './migrations/2026-12-21-privacy.ts';
 import * as dsar from './migrations/2026-12-22-dsar.ts';
 import * as sso from './migrations/2026-12-23-sso.ts';
 import * as passkeys from './migrations/2026-12-24-passkeys.ts';
+import * as oauth from './migrations/2026-12-25-oauth.ts';
 import * as ssoFlows from './migrations/2026-12-26-sso-flows.ts';
 import * as saml from './migrations/2026-12-27-saml.ts';
-import * as oauth from './migrations/2026-12-25-oauth.ts';
 
 /**
  * Every migration, by name, in order. Imported statically (not read from a folder at run time)
@@ -87,9 +87,9 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '2026-12-22-dsar': dsar,
   '2026-12-23-sso': sso,
   '2026-12-24-passkeys': passkeys,
+  '2026-12-25-oauth': oauth,
   '2026-12-26-sso-flows': ssoFlows,
   '2026-12-27-saml': saml,
-  '2026-12-25-oauth': oauth,
 };
 
 /**
