@@ -13,10 +13,14 @@ interface SignedIn {
  * contain "Sign in", the password form's): the browser offers the passkeys it has for this
  * site (no e-mail address asked), the authenticator verifies the person, the server starts the
  * session. No second factor follows. The WebAuthn helper is loaded on the first press only.
+ * Not offered on a page at an IP address (no valid relying party id).
  */
 export function PasskeySignIn({ onSignedIn }: { onSignedIn: (answer: SignedIn) => Promise<void> }) {
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  // WebAuthn needs a domain name: on an IP address (http://127.0.0.1:…) no passkey can work, so
+  // none is offered (http://localhost:… works).
+  if (/^(\d{1,3}\.){3}\d{1,3}$|^\[/.test(window.location.hostname)) return null;
 
   async function signIn() {
     setBusy(true);
