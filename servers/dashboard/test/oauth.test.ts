@@ -37,8 +37,9 @@ describe('sign-in with Google', () => {
     });
     const { page, errors } = await dashboard.open('/sessions', { allow: ['401 /v1/me'] });
     await page.waitForURL(/\/login\?next=%2Fsessions$/);
+    // The provider buttons come from /auth/oauth/providers, after the form: wait for them.
     const button = page.getByRole('link', { name: 'Continue with Google' });
-    await expect(button.isVisible()).resolves.toBe(true);
+    await button.waitFor();
     await expectAccessible(page);
     await screenshot(page, 'oauth-sign-in');
 
