@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { type AuditOrigin, recordAudit } from '../../platform/audit.ts';
 import type { Database } from '../../platform/database/schema.ts';
 import type { User } from '../../platform/database/tables/accounts.table.ts';
 import type { SsoConnection } from '../../platform/database/tables/sso.table.ts';
-import { createVerifiedUser, findUserByEmail, findUserById } from '../accounts/index.ts';
+import { findUserByEmail, findUserById, hashPassword, insertUser } from '../accounts/index.ts';
 import { lockOrganization, type SeatAndProjectLimits, seatsTaken } from '../orgs/index.ts';
 import {
   domainOf,
@@ -69,7 +70,10 @@ export async function resolveSsoPerson(
   let user: User | undefined;
   const linkedId = await useIdentity(database, connection.id, asserted.subject, now);
   if (linkedId !== undefined) user = await findUserById(database, linkedId);
-  let link = false;
+  /** The account to make for a new person (its unusable password hashed before the transaction). */
+  let newAccount: { email: string; name: string | undefined; passwordHash: string } | undefined;
+  // The subject is linked to the person found (or made) by the asserted address.
+  const link = user === undefined;
   if (user === undefined) {
     const email = asserted.email?.trim().toLowerCase();
     if (email === undefined || !/^[^@\s]+@[^@\s]+$/.test(email) || email.length > 254)
@@ -89,31 +93,43 @@ export async function resolveSsoPerson(
         },
       };
     user = await findUserByEmail(database, email);
-    if (user === undefined) {
-      const created = await createVerifiedUser(database, { email, name: asserted.name?.slice(0, 200) });
-      // A concurrent sign-in made it a moment ago.
-      user = 'problem' in created ? await findUserByEmail(database, email) : created.user;
-      if (user === undefined)
-        return { refusal: { reason: 'account', message: 'problem' in created ? created.problem : email } };
-    }
-    link = true;
+    if (user === undefined)
+      newAccount = {
+        email,
+        name: asserted.name?.slice(0, 200),
+        // SSO is its way in; a password can be set later through a reset.
+        passwordHash: await hashPassword(randomBytes(32).toString('base64url')),
+      };
   }
-  const person = user;
   const limits = await seatLimits(organizationId);
-  const refusal = await database
+  const outcome = await database
     .transaction()
-    .execute(async (transaction): Promise<SsoRefusal | undefined> => {
-      const member = (await roleIn(transaction, organizationId, person.id, now)) !== undefined;
+    .execute(async (transaction): Promise<{ user: User } | { refusal: SsoRefusal }> => {
+      let person = user;
+      const member =
+        person !== undefined && (await roleIn(transaction, organizationId, person.id, now)) !== undefined;
       if (!member) {
         await lockOrganization(transaction, organizationId);
+        // Checked before a new account is made: a person refused for seats leaves nothing behind.
         if (limits.seats !== null && (await seatsTaken(transaction, organizationId, now)) >= limits.seats)
           return {
-            reason: 'seats',
-            message: `The organization's plan allows ${limits.seats} seats: ${person.email} cannot join`,
+            refusal: {
+              reason: 'seats',
+              message: `The organization's plan allows ${limits.seats} seats: ${person?.email ?? newAccount?.email} cannot join`,
+            },
           };
       }
+      if (person === undefined && newAccount !== undefined) {
+        const inserted = await insertUser(transaction, { ...newAccount, emailVerified: true });
+        // A concurrent sign-in made it a moment ago: use that one.
+        person = inserted ?? (await findUserByEmail(transaction, newAccount.email));
+      }
+      if (person === undefined)
+        return {
+          refusal: { reason: 'account', message: `No account for ${newAccount?.email ?? asserted.subject}` },
+        };
       if (link) await linkIdentity(transaction, connection, asserted.subject, person.id);
-      if (member) return undefined;
+      if (member) return { user: person };
       const joined = await joinOrganization(
         transaction,
         organizationId,
@@ -127,8 +143,7 @@ export async function resolveSsoPerson(
           target: { type: 'user', id: person.id },
           details: { connectionId: connection.id, role: connection.default_role },
         });
-      return undefined;
+      return { user: person };
     });
-  if (refusal !== undefined) return { refusal };
-  return { user: person };
+  return outcome;
 }
