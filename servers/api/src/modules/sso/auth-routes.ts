@@ -7,6 +7,7 @@ import { auditOrigin, recordAudit } from '../../platform/audit.ts';
 import type { SsoConnection } from '../../platform/database/tables/sso.table.ts';
 import { createDestinationPolicy } from '../../platform/http/destination-policy.ts';
 import { ApiError, invalid, notFound } from '../../platform/http/errors.ts';
+import { createPolicyFetch } from '../../platform/http/policy-fetch.ts';
 import { createLimiter, signIn } from '../accounts/index.ts';
 import type { SeatAndProjectLimits } from '../orgs/index.ts';
 import { type AssertedPerson, auditRefusal, resolveSsoPerson, type SsoRefusal } from './complete.ts';
@@ -63,6 +64,7 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
   const database = fastify.database;
   const { publicUrl, appUrl, webhookAllowedHosts } = fastify.configuration;
   const policy = createDestinationPolicy(webhookAllowedHosts);
+  const fetchSafely = createPolicyFetch(policy);
   const secure = publicUrl.startsWith('https:');
   await fastify.register(rateLimit, { global: false });
   const lookupPerAddress = createLimiter(
@@ -218,6 +220,7 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
       const configuration = await oidcConfiguration(
         settings,
         `${connection.id}:${connection.updated_at.getTime()}`,
+        fetchSafely,
       );
       const browserSecret = newBrowserSecret();
       const authorization = await authorizationRequest(
@@ -281,6 +284,7 @@ export default async function ssoAuthRoutes(fastify: FastifyInstance, options: S
         const configuration = await oidcConfiguration(
           clientSettings(connection),
           `${connection.id}:${connection.updated_at.getTime()}`,
+          fetchSafely,
         );
         asserted = await redeemCallback(configuration, new URL(request.url, publicUrl), {
           ...flow,

@@ -66,13 +66,18 @@ const discovered = new Map<string, { at: number; configuration: client.Configura
 
 /**
  * The issuer's configuration for the client (discovery at `<issuer>/.well-known/openid-configuration`),
- * reused for 10 minutes per `cacheKey` (the connection id and its last change).
+ * reused for 10 minutes per `cacheKey` (the connection id and its last change). Every request to
+ * the issuer (discovery, its keys, the token endpoint) goes through `fetchSafely`, a fetch under
+ * the destination policy (`createPolicyFetch`): `issuerRefusal` explains a bad issuer when it is
+ * saved or used, and the policy fetch holds on the address actually connected to, so a name that
+ * later resolves to a private address (DNS rebinding) is still refused.
  *
  * @throws ApiError 400 when discovery fails (the message says why)
  */
 export async function oidcConfiguration(
   settings: OidcSettings,
   cacheKey: string,
+  fetchSafely: client.CustomFetch,
   now = Date.now(),
 ): Promise<client.Configuration> {
   const cached = discovered.get(cacheKey);
@@ -86,6 +91,7 @@ export async function oidcConfiguration(
       client.ClientSecretBasic(settings.clientSecret),
       {
         timeout: DISCOVERY_TIMEOUT_S,
+        [client.customFetch]: fetchSafely,
         // The ID token's signature is checked against the issuer's published keys even though it
         // came straight from the token endpoint (openid-client skips that by default).
         execute: [
@@ -95,13 +101,20 @@ export async function oidcConfiguration(
       },
     );
   } catch (error) {
-    throw invalid(
-      `The OpenID issuer ${settings.issuer} could not be discovered: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw invalid(`The OpenID issuer ${settings.issuer} could not be discovered: ${explain(error)}`);
   }
   if (discovered.size > 500) discovered.clear();
   discovered.set(cacheKey, { at: now, configuration });
   return configuration;
+}
+
+/** An error's message, with its cause's (openid-client wraps a failed request: "something went wrong"). */
+function explain(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const { cause } = error;
+  return cause instanceof Error && cause.message !== error.message
+    ? `${error.message}: ${cause.message}`
+    : error.message;
 }
 
 /** A browser's flow secret: 256 random bits, in the flow cookie only. */

@@ -9,6 +9,7 @@ import type { SsoConnection } from '../../platform/database/tables/sso.table.ts'
 import { forPeopleOnly, personOf } from '../../platform/http/authentication.ts';
 import { createDestinationPolicy } from '../../platform/http/destination-policy.ts';
 import { ApiError, invalid, notFound } from '../../platform/http/errors.ts';
+import { createPolicyFetch } from '../../platform/http/policy-fetch.ts';
 import { createId } from '../../platform/ids.ts';
 import { findUserById } from '../accounts/index.ts';
 import { checkMembership } from '../orgs/index.ts';
@@ -112,6 +113,7 @@ export default async function ssoRoutes(fastify: FastifyInstance, options: SsoRo
   const database = fastify.database;
   const { publicUrl, webhookAllowedHosts } = fastify.configuration;
   const policy = createDestinationPolicy(webhookAllowedHosts);
+  const fetchSafely = createPolicyFetch(policy);
   routes.addHook('onRequest', fastify.authenticateCaller);
   forPeopleOnly(fastify);
   checkMembership(fastify);
@@ -141,7 +143,7 @@ export default async function ssoRoutes(fastify: FastifyInstance, options: SsoRo
     const refusal = await issuerRefusal(issuer, policy, webhookAllowedHosts);
     if (refusal !== undefined) throw invalid(`issuer: ${refusal}`);
     // Discovery now, so a connection that cannot work is refused when it is made.
-    await oidcConfiguration({ issuer, clientId, clientSecret }, `check:${createId('sso')}`);
+    await oidcConfiguration({ issuer, clientId, clientSecret }, `check:${createId('sso')}`, fetchSafely);
   }
 
   async function samlProvider(body: {
