@@ -41,7 +41,11 @@ export function AcceptInvitation() {
   });
 
   if (me.isPending) return <p aria-busy="true">Loading…</p>;
-  const needsSignIn = error?.startsWith('This address has an account already') === true;
+  // An account exists, or the organization requires SSO for the address (SSO then makes the
+  // account and takes this invitation): the way on is the sign-in page.
+  const needsSignIn =
+    error !== undefined &&
+    (error.startsWith('This address has an account already') || error.includes('single sign-on (SSO)'));
   return (
     <main>
       <form className="card" onSubmit={onSubmit} aria-labelledby="invitation-title">

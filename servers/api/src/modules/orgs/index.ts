@@ -19,5 +19,5 @@ export {
   type SeatAndProjectLimits,
   seatsTaken,
 } from './plan-limits.ts';
-export { MEMBERSHIP_IN_FORCE } from './repository.ts';
+export { liveInvitationOf, MEMBERSHIP_IN_FORCE, takeInvitation } from './repository.ts';
 export { scopesOfRole } from './roles.ts';

@@ -119,6 +119,23 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
       if (body === undefined || body === null)
         throw invalid('Send { name, password } to create your account, or sign in first and accept then');
       if ((await findUserByEmail(database, invitation.email)) !== undefined) throw hasAccount();
+      // Asked before anything is written: an organization may require SSO for the invited address
+      // (403). The person then signs in with SSO, which makes the account and takes this
+      // invitation, with its role.
+      const now = new Date();
+      await request.server.signInGate(
+        {
+          id: '',
+          email: invitation.email,
+          name: null,
+          password_hash: '',
+          email_verified_at: now,
+          created_at: now,
+          updated_at: now,
+        },
+        'invitation',
+        { checkOnly: true },
+      );
       const problem = checkPassword(body.password);
       if (problem !== undefined) throw invalid(problem);
       const passwordHash = await hashPassword(body.password);

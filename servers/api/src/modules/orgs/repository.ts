@@ -380,3 +380,50 @@ export async function acceptInvitation(
   await addMember(database, invitation.organization_id, userId, invitation.role);
   return invitation;
 }
+
+/**
+ * The newest live invitation of `email` to the organization, or undefined: a person who joins
+ * another way (SSO just in time, a verified domain) takes the role they were invited with, and
+ * their invitation's seat, which was already counted.
+ */
+export function liveInvitationOf(
+  database: Executor,
+  organizationId: string,
+  email: string,
+  now = new Date(),
+): Promise<OrganizationInvitation | undefined> {
+  return database
+    .selectFrom('organization_invitations')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * Takes a live invitation (found by `liveInvitationOf`) for the person and makes them a member
+ * with its role; false when it was used, revoked or expired meanwhile.
+ */
+export async function takeInvitation(
+  database: Transaction<Database>,
+  invitation: Pick<OrganizationInvitation, 'id' | 'organization_id' | 'role'>,
+  userId: string,
+  now = new Date(),
+): Promise<boolean> {
+  const taken = await database
+    .updateTable('organization_invitations')
+    .set({ accepted_at: now, accepted_by: userId })
+    .where('id', '=', invitation.id)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  if (Number(taken.numUpdatedRows) === 0) return false;
+  await addMember(database, invitation.organization_id, userId, invitation.role);
+  return true;
+}

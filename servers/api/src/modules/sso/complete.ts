@@ -3,9 +3,16 @@ import type { Kysely } from 'kysely';
 import { type AuditOrigin, recordAudit } from '../../platform/audit.ts';
 import type { Database } from '../../platform/database/schema.ts';
 import type { User } from '../../platform/database/tables/accounts.table.ts';
+import type { OrganizationInvitation } from '../../platform/database/tables/organizations.table.ts';
 import type { SsoConnection } from '../../platform/database/tables/sso.table.ts';
 import { findUserByEmail, findUserById, hashPassword, insertUser } from '../accounts/index.ts';
-import { lockOrganization, type SeatAndProjectLimits, seatsTaken } from '../orgs/index.ts';
+import {
+  liveInvitationOf,
+  lockOrganization,
+  type SeatAndProjectLimits,
+  seatsTaken,
+  takeInvitation,
+} from '../orgs/index.ts';
 import {
   domainOf,
   joinOrganization,
@@ -54,8 +61,9 @@ export async function auditRefusal(
  * 2. the account of the asserted address, only when its domain is one the organization verified
  *    (an IdP must not assert addresses its organization does not own), linked from now on; or a
  *    new account for it (verified: the organization vouches for its domain);
- * then just-in-time membership with the connection's default role for someone who is no member
- * (audited `sso.member_joined`). Refuses (`{ refusal }`, nothing written) without a usable
+ * then just-in-time membership for someone who is no member (audited `sso.member_joined`): with
+ * the role of their live invitation to the organization, if any (taking it, on the seat it holds),
+ * else with the connection's default role. Refuses (`{ refusal }`, nothing written) without a usable
  * address, for another domain, or when the plan has no seat left.
  */
 export async function resolveSsoPerson(
@@ -108,10 +116,18 @@ export async function resolveSsoPerson(
       let person = user;
       const member =
         person !== undefined && (await roleIn(transaction, organizationId, person.id, now)) !== undefined;
+      let invitation: OrganizationInvitation | undefined;
       if (!member) {
         await lockOrganization(transaction, organizationId);
+        // Someone invited joins with the invitation's role, on the seat it already holds.
+        const email = person?.email ?? newAccount?.email;
+        if (email !== undefined) invitation = await liveInvitationOf(transaction, organizationId, email, now);
         // Checked before a new account is made: a person refused for seats leaves nothing behind.
-        if (limits.seats !== null && (await seatsTaken(transaction, organizationId, now)) >= limits.seats)
+        if (
+          invitation === undefined &&
+          limits.seats !== null &&
+          (await seatsTaken(transaction, organizationId, now)) >= limits.seats
+        )
           return {
             refusal: {
               reason: 'seats',
@@ -130,18 +146,19 @@ export async function resolveSsoPerson(
         };
       if (link) await linkIdentity(transaction, connection, asserted.subject, person.id);
       if (member) return { user: person };
-      const joined = await joinOrganization(
-        transaction,
-        organizationId,
-        person.id,
-        connection.default_role,
-        now,
-      );
+      const invited =
+        invitation !== undefined && (await takeInvitation(transaction, invitation, person.id, now));
+      const role = invited && invitation !== undefined ? invitation.role : connection.default_role;
+      const joined = invited || (await joinOrganization(transaction, organizationId, person.id, role, now));
       if (joined)
         await recordAudit(transaction, organizationId, { type: 'user', id: person.id }, origin, {
           action: 'sso.member_joined',
           target: { type: 'user', id: person.id },
-          details: { connectionId: connection.id, role: connection.default_role },
+          details: {
+            connectionId: connection.id,
+            role,
+            ...(invited && invitation !== undefined ? { invitationId: invitation.id } : {}),
+          },
         });
       return { user: person };
     });

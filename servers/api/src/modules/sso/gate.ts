@@ -4,7 +4,13 @@ import type { Database } from '../../platform/database/schema.ts';
 import type { User } from '../../platform/database/tables/accounts.table.ts';
 import { forbidden } from '../../platform/http/errors.ts';
 import type { SignInGate, SignInMethod } from '../accounts/index.ts';
-import { lockOrganization, type SeatAndProjectLimits, seatsTaken } from '../orgs/index.ts';
+import {
+  liveInvitationOf,
+  lockOrganization,
+  type SeatAndProjectLimits,
+  seatsTaken,
+  takeInvitation,
+} from '../orgs/index.ts';
 import {
   domainOf,
   firstEnabledConnection,
@@ -21,9 +27,9 @@ import {
  *   link, invitation, OAuth, passkey) is refused with 403, except for that organization's owners
  *   (their way in when the IdP is down or misconfigured).
  * - **Auto-join.** A person with a verified address in a domain an organization verified, who is
- *   not its member, joins it with the default role of its first enabled connection (`member`
- *   without one), audited `member.joined` (`via: verified_domain`); skipped silently when the
- *   plan has no seat left. With `checkOnly` (the password step before the second factor) nothing
+ *   not its member, joins it with the role of their live invitation to it (taken), else the
+ *   default role of its first enabled connection (`member` without one), audited `member.joined`
+ *   (`via: verified_domain`); skipped silently when the plan has no seat left. With `checkOnly` (the password step before the second factor) nothing
  *   is joined.
  */
 export function createSsoSignInGate(
@@ -52,10 +58,27 @@ async function autoJoin(
   const limits = await seatLimits(organizationId);
   await database.transaction().execute(async (transaction) => {
     await lockOrganization(transaction, organizationId);
-    if (limits.seats !== null && (await seatsTaken(transaction, organizationId)) >= limits.seats) return;
-    const connection = await firstEnabledConnection(transaction, organizationId);
-    const role = connection?.default_role ?? 'member';
-    const joined = await joinOrganization(transaction, organizationId, user.id, role, new Date());
+    const now = new Date();
+    // Someone invited joins with the invitation's role, on the seat it already holds.
+    const invitation = await liveInvitationOf(transaction, organizationId, user.email, now);
+    const invited = invitation !== undefined && (await takeInvitation(transaction, invitation, user.id, now));
+    let role: string;
+    let joined: boolean;
+    if (invited) {
+      role = invitation.role;
+      joined = true;
+    } else {
+      if (limits.seats !== null && (await seatsTaken(transaction, organizationId)) >= limits.seats) return;
+      const connection = await firstEnabledConnection(transaction, organizationId);
+      role = connection?.default_role ?? 'member';
+      joined = await joinOrganization(
+        transaction,
+        organizationId,
+        user.id,
+        connection?.default_role ?? 'member',
+        now,
+      );
+    }
     if (!joined) return;
     await recordAudit(
       transaction,
@@ -65,7 +88,12 @@ async function autoJoin(
       {
         action: 'member.joined',
         target: { type: 'user', id: user.id },
-        details: { role, via: 'verified_domain', domain: domainOf(user.email) },
+        details: {
+          role,
+          via: 'verified_domain',
+          domain: domainOf(user.email),
+          ...(invited ? { invitationId: invitation.id } : {}),
+        },
       },
     );
   });

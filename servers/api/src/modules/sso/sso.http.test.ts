@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrowser, startOidcIdp, type TestOidcIdp } from '../../../test/sso-oidc-idp.ts';
 import { createTestApp, type TestApp } from '../../../test/test-app.ts';
 import { ENGINES } from '../../../test/test-database.ts';
+import { createInvitation } from '../orgs/repository.ts';
 import {
   addPerson,
   call,
@@ -386,6 +387,38 @@ describe.each(ENGINES)('organization SSO on %s', (engine) => {
     expect(autoJoin.map((entry) => entry.details)).toContainEqual(
       expect.objectContaining({ via: 'verified_domain' }),
     );
+    // Someone of the domain with a live invitation joins with the invitation's role, taking it.
+    const ownerId = (
+      await test.database.database
+        .selectFrom('users')
+        .select('id')
+        .where('email', '=', `owner@${domain}`)
+        .executeTakeFirstOrThrow()
+    ).id;
+    const invitee = await addPerson(test, `invitee@${domain}`);
+    const pending = await createInvitation(test.database.database, {
+      organizationId: orgId,
+      email: invitee.email,
+      role: 'member',
+      invitedBy: ownerId,
+    });
+    expect((await passwordLogin(createBrowser(), base, invitee.email)).status).toBe(200);
+    const inviteeRole = await test.database.database
+      .selectFrom('organization_members')
+      .select('role')
+      .where('user_id', '=', invitee.id)
+      .where('organization_id', '=', orgId)
+      .executeTakeFirst();
+    expect(inviteeRole?.role).toBe('member');
+    expect(
+      (
+        await test.database.database
+          .selectFrom('organization_invitations')
+          .select('accepted_by')
+          .where('id', '=', pending.invitation.id)
+          .executeTakeFirstOrThrow()
+      ).accepted_by,
+    ).toBe(invitee.id);
 
     const settings = await call(owner.browser, base, owner.csrf, 'PATCH', `/v1/orgs/${orgId}/sso/settings`, {
       ssoRequired: true,
@@ -410,6 +443,56 @@ describe.each(ENGINES)('organization SSO on %s', (engine) => {
       ).response.json()) as { startUrl: string };
       expect((await sso.navigate(lookup.startUrl)).url).toBe(`${base}/`);
       expect(sso.cookies(base).has('service_session')).toBe(true);
+
+      // An invitation to someone of the domain: no account is made with a password (403, nothing
+      // written); signing in with SSO makes the account and takes the invitation, with its role
+      // (admin, not the connection's default viewer) on the seat it held.
+      const inviter = await test.database.database
+        .selectFrom('users')
+        .select('id')
+        .where('email', '=', `owner@${domain}`)
+        .executeTakeFirstOrThrow();
+      const invitedEmail = `invited@${domain}`;
+      const { invitation, token } = await createInvitation(test.database.database, {
+        organizationId: orgId,
+        email: invitedEmail,
+        role: 'admin',
+        invitedBy: inviter.id,
+      });
+      const accept = await call(createBrowser(), base, '', 'POST', `/auth/invitations/${token}/accept`, {
+        password: 'a long enough password',
+      });
+      expectStatus(accept, 403);
+      expect(accept.json.error).toMatch(/single sign-on \(SSO\)/);
+      const account = () =>
+        test.database.database
+          .selectFrom('users')
+          .select('id')
+          .where('email', '=', invitedEmail)
+          .executeTakeFirst();
+      expect(await account()).toBeUndefined();
+      const invitedBrowser = createBrowser();
+      idp.signInAs({ sub: `invited-${engine}`, email: invitedEmail });
+      expect((await invitedBrowser.navigate(lookup.startUrl)).url).toBe(`${base}/`);
+      const invitedUser = await account();
+      const membership = await test.database.database
+        .selectFrom('organization_members')
+        .select('role')
+        .where('organization_id', '=', orgId)
+        .where('user_id', '=', invitedUser?.id ?? '')
+        .executeTakeFirst();
+      expect(membership?.role).toBe('admin');
+      const taken = await test.database.database
+        .selectFrom('organization_invitations')
+        .select(['accepted_at', 'accepted_by'])
+        .where('id', '=', invitation.id)
+        .executeTakeFirstOrThrow();
+      expect(taken.accepted_by).toBe(invitedUser?.id);
+      expect((await auditActions()).filter((entry) => entry.action === 'sso.member_joined')).toContainEqual(
+        expect.objectContaining({
+          details: expect.objectContaining({ role: 'admin', invitationId: invitation.id }),
+        }),
+      );
     } finally {
       expectStatus(
         await call(owner.browser, base, owner.csrf, 'PATCH', `/v1/orgs/${orgId}/sso/settings`, {
