@@ -107,9 +107,10 @@ describe.each(builds)('%s build', (_name, build) => {
       }
     });
 
-    it('an enormous header is malformed_header without any crypto, quickly', async () => {
+    it('an enormous header is malformed_header, refused by its size before it is parsed', async () => {
+      // Bounded work whatever the size: the length (and the number of headers) is checked first,
+      // as the message shows. (No timing assertion: the benchmark measures speed.)
       const huge = `t=${T},${'v1=aa,'.repeat(2_000_000)}`;
-      const started = performance.now();
       const error = await rejection(verifyWebhook(BODY, huge, SECRET, { now: NOW }));
       expect(error.code).toBe('malformed_header');
       expect(error.message).toMatch(/characters long/);
@@ -117,7 +118,6 @@ describe.each(builds)('%s build', (_name, build) => {
       expect((await rejection(verifyWebhook(BODY, many, SECRET, { now: NOW }))).code).toBe(
         'malformed_header',
       );
-      expect(performance.now() - started).toBeLessThan(1000);
     });
   });
 
