@@ -10,33 +10,12 @@ const source = '@svc/source';
 const clientConditions = ['module', 'browser', 'development|production'];
 const serverConditions = ['node', 'development|production'];
 
-// A test file that replaces a module (`vi.mock`) is named `*.isolated.test.ts`: it runs with a
-// module graph of its own. Every other file shares its worker's modules with the files before it
-// (`isolate: false`): importing the server's module graph afresh took 3-4 s of CPU per file, a
-// sixth of the whole run. Files therefore keep no state in modules: each makes its own app,
-// databases and directories, and restores what it changes (fake timers, say).
-const ISOLATED = '**/*.isolated.test.ts';
-
 function project(folder: string, options: Record<string, unknown> = {}) {
   return {
     extends: true as const,
     test: {
       name: folder,
       include: [`${folder}/*/src/**/*.test.ts`, `${folder}/*/test/**/*.test.ts`],
-      exclude: ['**/node_modules/**', ISOLATED],
-      isolate: false,
-      ...options,
-    },
-  };
-}
-
-function isolatedProject(folder: string, options: Record<string, unknown> = {}) {
-  return {
-    extends: true as const,
-    test: {
-      name: `${folder} (isolated)`,
-      include: [`${folder}/*/src/**/${ISOLATED}`, `${folder}/*/test/**/${ISOLATED}`],
-      isolate: true,
       ...options,
     },
   };
@@ -84,7 +63,6 @@ export default defineConfig({
       project('examples', { ...alone, globalSetup: ['servers/api/test/pglite-template.ts'] }),
       // The server's tests get one real PostgreSQL and one migrated PGlite template per run, and
       // the dashboard built once (its tests open it in Chromium).
-      isolatedProject('servers', { ...parallel }),
       project('servers', {
         ...parallel,
         globalSetup: [
