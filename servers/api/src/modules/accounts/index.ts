@@ -11,5 +11,11 @@ export { createVerifiedUser, resetPassword, signInLink } from './operator.ts';
 export { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
 export { createLimiter, SIGN_IN_LIMITS } from './rate-limits.ts';
 export { findUserByEmail, findUserById, insertUser, sessionStartedAt } from './repository.ts';
-export { refuseForeignOrigins, type SignInGate, type SignInMethod, signIn } from './sign-in.ts';
+export {
+  prospectiveUser,
+  refuseForeignOrigins,
+  type SignInGate,
+  type SignInMethod,
+  signIn,
+} from './sign-in.ts';
 export { signedInViewSchema, toUserView } from './views.ts';

@@ -37,6 +37,27 @@ export type SignInGate = (
   options?: { checkOnly?: boolean },
 ) => Promise<void>;
 
+/**
+ * A person about to get an account, as the sign-in gate sees them (no id, so no membership; the
+ * address verified): asked before an account is made, so that a refused way in makes nothing.
+ *
+ * @example
+ * ```ts
+ * await request.server.signInGate(prospectiveUser('ada@corp.example'), 'oauth', { checkOnly: true });
+ * ```
+ */
+export function prospectiveUser(email: string, now = new Date()): User {
+  return {
+    id: '',
+    email,
+    name: null,
+    password_hash: '',
+    email_verified_at: now,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Asked by `signIn` before a session starts (see `SignInGate`). */

@@ -233,6 +233,43 @@ describe.each(ENGINES)('OAuth sign-in on %s', (engine) => {
     expect((await me(again)).user.id).toBe(person.user.id);
   });
 
+  it('makes no account for an address whose organization requires SSO: the sign-in is refused first', async () => {
+    const domain = `sso-required-${engine}.example`;
+    const organizationId = test.first.project.organization_id;
+    await test.database.database
+      .insertInto('sso_domains')
+      .values({
+        id: `dom_oauth_${engine}`,
+        organization_id: organizationId,
+        domain,
+        verification_token: 'svc-verification=test',
+        verified_at: new Date(),
+      })
+      .execute();
+    await test.database.database
+      .updateTable('organizations')
+      .set({ sso_required: true })
+      .where('id', '=', organizationId)
+      .execute();
+    try {
+      const email = `newcomer@${domain}`;
+      google.people.set('sso-person', { sub: 'sso-person', email, email_verified: true });
+      expect(refusal(await oidcSignIn('google', 'sso-person'))).toMatch(/single sign-on \(SSO\)/);
+      const made = await test.database.database
+        .selectFrom('users')
+        .select('id')
+        .where('email', '=', email)
+        .executeTakeFirst();
+      expect(made).toBeUndefined();
+    } finally {
+      await test.database.database
+        .updateTable('organizations')
+        .set({ sso_required: false })
+        .where('id', '=', organizationId)
+        .execute();
+    }
+  });
+
   it('links an existing account by an address Google says is verified', async () => {
     const email = address('linked');
     const account = await passwordAccount(email);

@@ -18,6 +18,7 @@ import {
   hashPassword,
   insertUser,
   mfaEnabled,
+  prospectiveUser,
   signIn,
 } from '../accounts/index.ts';
 import { createProviders, type FlowSecrets, type Provider, type ProviderProfile } from './providers.ts';
@@ -309,6 +310,8 @@ export default async function oauthRoutes(fastify: FastifyInstance) {
       throw new Refusal(
         `${provider.name} does not say the address ${email} is verified, so no account was made with it: sign up with your e-mail address instead`,
       );
+    // Asked before the account is made: an organization may require SSO for this address.
+    await request.server.signInGate(prospectiveUser(email), 'oauth', { checkOnly: true });
     const passwordHash = await hashPassword(randomBytes(32).toString('base64url'));
     const created = await insertUser(database, {
       email,

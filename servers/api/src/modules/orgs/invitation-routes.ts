@@ -13,6 +13,7 @@ import {
   findUserById,
   hashPassword,
   insertUser,
+  prospectiveUser,
   refuseForeignOrigins,
   SIGN_IN_LIMITS,
   signedInViewSchema,
@@ -122,20 +123,7 @@ export default async function invitationRoutes(fastify: FastifyInstance) {
       // Asked before anything is written: an organization may require SSO for the invited address
       // (403). The person then signs in with SSO, which makes the account and takes this
       // invitation, with its role.
-      const now = new Date();
-      await request.server.signInGate(
-        {
-          id: '',
-          email: invitation.email,
-          name: null,
-          password_hash: '',
-          email_verified_at: now,
-          created_at: now,
-          updated_at: now,
-        },
-        'invitation',
-        { checkOnly: true },
-      );
+      await request.server.signInGate(prospectiveUser(invitation.email), 'invitation', { checkOnly: true });
       const problem = checkPassword(body.password);
       if (problem !== undefined) throw invalid(problem);
       const passwordHash = await hashPassword(body.password);
