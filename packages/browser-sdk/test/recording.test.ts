@@ -524,7 +524,9 @@ function expectProjectSettingsApplied(
     (event) => event.type === 'call.sample' && event.pc === created[1].pc && event.t > configuredAt + 1_000,
   );
   expect(samples.length).toBeGreaterThanOrEqual(2);
-  for (const sample of samples) expect(sample.windowMs).toBeLessThan(1_500);
+  // Far below the default 5 s; a page's timers run late while other test files load the machine
+  // (1.84 s was seen for a 1 s window in CI).
+  for (const sample of samples) expect(sample.windowMs).toBeLessThan(2_500);
 }
 
 describe("remote configuration: the project's thresholds and options on the device", () => {

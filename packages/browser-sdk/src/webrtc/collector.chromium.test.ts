@@ -415,7 +415,8 @@ describe('the configuration applied live', () => {
       .filter((event) => event.type === 'call.sample')
       .map((event) => event.windowMs as number);
     expect(windows.length).toBeGreaterThanOrEqual(4);
-    for (const windowMs of windows) expect(windowMs).toBeLessThan(1_500);
+    // 1 s windows, far below the default 5 s (a page's timers run late under load).
+    for (const windowMs of windows) expect(windowMs).toBeLessThan(2_500);
     expect(named(result.events, 'pc_created').map((event) => event.tracked)).toEqual([
       true,
       true,
