@@ -22,7 +22,11 @@ describe('organization SSO in the dashboard', () => {
   beforeAll(async () => {
     idp = await startOidcIdp();
     dashboard = await startDashboard();
-    await verifyDomain(dashboard.test, domain);
+    await verifyDomain(
+      dashboard.test.database.database,
+      domain,
+      dashboard.test.first.project.organization_id,
+    );
   }, 120_000);
   afterAll(async () => {
     await dashboard?.close();

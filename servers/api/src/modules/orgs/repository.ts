@@ -361,24 +361,13 @@ export async function findLiveInvitation(
  * Takes a link's invitation for the person (once: a second use finds nothing) and makes them a
  * member with its role. Undefined when the link is unknown, used, revoked or expired.
  */
-export async function acceptInvitation(
+export function acceptInvitation(
   database: Transaction<Database>,
   token: string,
   userId: string,
   now = new Date(),
 ): Promise<OrganizationInvitation | undefined> {
-  const invitation = await database
-    .updateTable('organization_invitations')
-    .set({ accepted_at: now, accepted_by: userId })
-    .where('token_hash', '=', hashSecret(token))
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .returningAll()
-    .executeTakeFirst();
-  if (invitation === undefined) return undefined;
-  await addMember(database, invitation.organization_id, userId, invitation.role);
-  return invitation;
+  return takeLive(database, { tokenHash: hashSecret(token) }, userId, now);
 }
 
 /**
@@ -411,19 +400,30 @@ export function liveInvitationOf(
  */
 export async function takeInvitation(
   database: Transaction<Database>,
-  invitation: Pick<OrganizationInvitation, 'id' | 'organization_id' | 'role'>,
+  invitation: Pick<OrganizationInvitation, 'id'>,
   userId: string,
   now = new Date(),
 ): Promise<boolean> {
-  const taken = await database
+  return (await takeLive(database, { id: invitation.id }, userId, now)) !== undefined;
+}
+
+/** Marks the invitation (by id or link) accepted by the person if it is live, and adds the member. */
+async function takeLive(
+  database: Transaction<Database>,
+  which: { id: string } | { tokenHash: Uint8Array },
+  userId: string,
+  now: Date,
+): Promise<OrganizationInvitation | undefined> {
+  const invitation = await database
     .updateTable('organization_invitations')
     .set({ accepted_at: now, accepted_by: userId })
-    .where('id', '=', invitation.id)
+    .where((eb) => ('id' in which ? eb('id', '=', which.id) : eb('token_hash', '=', which.tokenHash)))
     .where('accepted_at', 'is', null)
     .where('revoked_at', 'is', null)
     .where('expires_at', '>', now)
+    .returningAll()
     .executeTakeFirst();
-  if (Number(taken.numUpdatedRows) === 0) return false;
+  if (invitation === undefined) return undefined;
   await addMember(database, invitation.organization_id, userId, invitation.role);
-  return true;
+  return invitation;
 }

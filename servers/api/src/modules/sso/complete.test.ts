@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { personOf } from '../../../test/people.ts';
 import { ENGINES, openTestDatabase, type TestDatabase } from '../../../test/test-database.ts';
 import { createId } from '../../platform/ids.ts';
-import { insertUser } from '../accounts/index.ts';
 import { createOrganization } from '../orgs/organizations.ts';
 import { resolveSsoPerson } from './complete.ts';
 import { insertConnection } from './repository.ts';
+import { verifyDomain } from './sso.fixture.ts';
 
 // Who an SSO sign-in is for, and just-in-time membership within the plan's seats, against a real
 // database: a person refused for want of a seat leaves nothing behind (no account, no link).
@@ -21,16 +22,7 @@ describe.each(ENGINES)('resolveSsoPerson on %s', (engine) => {
     database = await openTestDatabase(engine);
     const db = database.database;
     organizationId = (await createOrganization(db, 'Seats org')).id;
-    await db
-      .insertInto('sso_domains')
-      .values({
-        id: createId('dom'),
-        organization_id: organizationId,
-        domain,
-        verification_token: 'svc-verification=test',
-        verified_at: new Date(),
-      })
-      .execute();
+    await verifyDomain(db, domain, organizationId);
     connection = await insertConnection(db, {
       id: createId('sso'),
       organizationId,
@@ -40,17 +32,8 @@ describe.each(ENGINES)('resolveSsoPerson on %s', (engine) => {
       enabled: true,
       saml: { entityId: 'https://idp.example/seats', ssoUrl: 'https://idp.example/sso', certificates: [] },
     });
-    const owner = await insertUser(db, {
-      email: `owner@${domain}`,
-      name: undefined,
-      passwordHash: 'unused',
-      emailVerified: true,
-    });
-    if (owner === undefined) throw new Error('owner exists');
-    await db
-      .insertInto('organization_members')
-      .values({ organization_id: organizationId, user_id: owner.id, role: 'owner' })
-      .execute();
+    // The one seat of a one-seat plan.
+    await personOf(db, organizationId, 'owner');
   });
   afterAll(async () => {
     await database?.dispose();

@@ -16,6 +16,7 @@ import {
   firstEnabledConnection,
   joinOrganization,
   roleIn,
+  type SsoRole,
   verifiedDomainOwner,
 } from './repository.ts';
 
@@ -62,7 +63,7 @@ async function autoJoin(
     // Someone invited joins with the invitation's role, on the seat it already holds.
     const invitation = await liveInvitationOf(transaction, organizationId, user.email, now);
     const invited = invitation !== undefined && (await takeInvitation(transaction, invitation, user.id, now));
-    let role: string;
+    let role: SsoRole;
     let joined: boolean;
     if (invited) {
       role = invitation.role;
@@ -71,13 +72,7 @@ async function autoJoin(
       if (limits.seats !== null && (await seatsTaken(transaction, organizationId)) >= limits.seats) return;
       const connection = await firstEnabledConnection(transaction, organizationId);
       role = connection?.default_role ?? 'member';
-      joined = await joinOrganization(
-        transaction,
-        organizationId,
-        user.id,
-        connection?.default_role ?? 'member',
-        now,
-      );
+      joined = await joinOrganization(transaction, organizationId, user.id, role, now);
     }
     if (!joined) return;
     await recordAudit(

@@ -1,8 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
+import type { Kysely } from 'kysely';
 import { expect } from 'vitest';
 import type { createBrowser } from '../../../test/sso-oidc-idp.ts';
 import type { TestApp } from '../../../test/test-app.ts';
+import type { Database } from '../../platform/database/schema.ts';
 import { createId } from '../../platform/ids.ts';
 import { hashPassword, insertUser } from '../accounts/index.ts';
 
@@ -67,12 +69,8 @@ export async function addPerson(
 }
 
 /** Marks `domain` verified by the organization (the domains routes are tested on their own). */
-export async function verifyDomain(
-  test: TestApp,
-  domain: string,
-  organizationId = test.first.project.organization_id,
-) {
-  await test.database.database
+export async function verifyDomain(database: Kysely<Database>, domain: string, organizationId: string) {
+  await database
     .insertInto('sso_domains')
     .values({
       id: createId('dom'),

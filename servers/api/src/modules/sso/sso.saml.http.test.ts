@@ -24,7 +24,7 @@ describe.each(ENGINES)('SAML SSO over HTTP on %s', (engine) => {
     test = await createTestApp(engine, { logger: false }, { SVC_PUBLIC_URL: base });
     await test.app.listen({ host: '127.0.0.1', port });
     orgId = test.first.project.organization_id;
-    await verifyDomain(test, domain);
+    await verifyDomain(test.database.database, domain, orgId);
   }, 60_000);
   afterAll(async () => {
     await test?.close();
